@@ -1,0 +1,9 @@
+"""convex_tools.core: convex collision queries on support-mapped shapes (numpy only, never bpy)."""
+
+from .results import (Contact, DistanceResult, Manifold, RayHit, SeparationCache, Status,
+                      SweepHit)
+from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
+                     Point, Rectangle, RoundBox, Segment, Shape, Sphere, Transformed, posed,
+                     translated)
+from .hull import Hull
+from .gjk import distance, intersect

@@ -1,0 +1,129 @@
+"""Result records returned by the queries, and the status that says why an algorithm stopped.
+
+Results are small slotted dataclasses of numpy vectors (the public contract in API.md); the
+algorithms compute in plain floats and build these only once, on the way out (not frozen:
+frozen dataclasses pay an ``object.__setattr__`` per field, a measurable cost per query).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Status(enum.Enum):
+    """Why an iterative algorithm stopped (what a caller may trust about the answer)."""
+
+    CONVERGED = "converged"                # upper and lower bounds met within tolerance
+    SEPARATED = "separated"                # a separating axis was found (early out)
+    INTERSECTING = "intersecting"          # the origin is in the simplex / polytope
+    TOUCHING = "touching"                  # distance within the absolute tolerance of zero
+    REPEATED_SUPPORT = "repeated_support"  # the new support point was already in the simplex
+    NO_PROGRESS = "no_progress"            # the bound stopped improving (numerical floor)
+    DEGENERATE = "degenerate"              # input was degenerate; a fallback gave the answer
+    ITERATION_LIMIT = "iteration_limit"    # the named iteration cap was reached
+    FAILED = "failed"                      # no trustworthy answer (never silently wrong)
+
+
+@dataclass(slots=True)
+class DistanceResult:
+    """Closest points of two convex shapes.
+
+    ``point_a`` lies on A and ``point_b`` on B with ``|point_a - point_b| == distance``; when the
+    shapes overlap ``distance == 0.0`` and ``intersecting`` is True (the points are then a common
+    point, not a penetration witness: use ``penetration`` for that).
+    """
+
+    distance: float
+    point_a: np.ndarray
+    point_b: np.ndarray
+    intersecting: bool
+    iterations: int
+    support_calls: int = 0
+    status: Status = Status.CONVERGED
+
+    @property
+    def normal(self) -> np.ndarray:
+        """Unit vector from A toward B (zero when touching or overlapping)."""
+        d = self.point_b - self.point_a
+        n = float(np.linalg.norm(d))
+        return d / n if n > 0.0 else np.zeros(3)
+
+
+@dataclass(slots=True)
+class Contact:
+    """Penetration of two overlapping shapes: ``point_a - point_b == depth * normal``.
+
+    ``normal`` points from A toward B; translating A by ``-depth * normal`` leaves the shapes
+    touching.
+    """
+
+    depth: float
+    normal: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    iterations: int = 0
+    support_calls: int = 0
+    status: Status = Status.CONVERGED
+    method: str = ""
+
+
+@dataclass(slots=True)
+class Manifold:
+    """Contact region: ``points`` (K,3) on the mid-plane and their ``depths`` (K,) along ``normal``."""
+
+    normal: np.ndarray
+    points: np.ndarray
+    depths: np.ndarray
+    support_calls: int = 0
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+
+@dataclass(slots=True)
+class RayHit:
+    """``point == origin + t * direction``; ``normal`` is the outward unit normal (zero if inside)."""
+
+    t: float
+    point: np.ndarray
+    normal: np.ndarray
+    iterations: int = 0
+    support_calls: int = 0
+    status: Status = Status.CONVERGED
+
+
+@dataclass(slots=True)
+class SweepHit:
+    """First time of contact ``t`` in [0, 1], the contact ``point`` and ``normal`` (A toward B)."""
+
+    t: float
+    point: np.ndarray
+    normal: np.ndarray
+    iterations: int = 0
+    support_calls: int = 0
+    status: Status = Status.CONVERGED
+
+
+@dataclass
+class SeparationCache:
+    """Warm start carried between calls on one pair (ISA-GJK, seed 000 §3).
+
+    ``axis`` is the last separating axis (or last GJK ``v``) in the pair's common frame; None
+    until the first query, which then starts from the shapes' centre difference. A query on a
+    slowly moving pair starts from it and usually ends after one support call.
+    """
+
+    axis: tuple | None = None
+    calls: int = 0               # queries made with this cache
+    hits: int = 0                # queries that ended on their first support call
+    last_support_calls: int = 0  # support calls of the latest query
+
+    def record(self, v: tuple, support_calls: int) -> None:
+        self.calls += 1
+        self.hits += support_calls == 1
+        self.last_support_calls = support_calls
+        if v != (0.0, 0.0, 0.0):
+            self.axis = v

@@ -1,0 +1,612 @@
+"""Convex shapes as support mappings (seed 000 §2, seed 001 Table 1).
+
+A shape is anything with ``support_xyz(x, y, z) -> (x, y, z)``: the point of the shape farthest
+along the direction, in plain Python floats. That is the hot path of every query, and per-call
+numpy overhead (about 1 µs per tiny array operation) would dominate it, so the algorithms call it
+directly; ``support(d)`` is the public numpy face of the same mapping.
+
+Every shape also carries a *margin*: the radius of a sphere that is Minkowski-added to a smaller
+``core`` shape (a sphere is a point with a margin, a capsule a segment, a round box a box).
+GJK runs on the cores, which are polytopes or at least sharper, and adds the margins analytically
+(seed 001 §2.3.4) — exact for rounded shapes instead of converging slowly on their curvature.
+
+Primitives are defined in their own local frame with +Z as the axis of axial shapes, as in
+Blender. Parameters stay readable (``half_extents``, ``radius``, ``matrix``) so that a batched
+engine can stack many shapes of one kind into arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import validation
+
+_sqrt = math.sqrt
+_copysign = math.copysign
+
+
+class Shape:
+    """Base of all shapes. Subclasses implement ``support_xyz`` and set ``margin``/``core``."""
+
+    __slots__ = ("_margin", "_core", "__weakref__")
+    kind = "shape"
+
+    def __init__(self) -> None:
+        self._margin = 0.0
+        self._core = self
+
+    # --- the support mapping -------------------------------------------------------------
+    def support_xyz(self, x: float, y: float, z: float) -> tuple:
+        raise NotImplementedError
+
+    def support(self, direction) -> np.ndarray:
+        """The point of the shape farthest along ``direction`` (any point of it for zero)."""
+        d = validation.vector("direction", direction)
+        return np.array(self.support_xyz(float(d[0]), float(d[1]), float(d[2])))
+
+    # --- derived ------------------------------------------------------------------------
+    def aabb(self) -> tuple:
+        """Axis-aligned bounding box ``(lower, upper)`` from six support calls (seed 000 §2)."""
+        s = self.support_xyz
+        return (
+            np.array((s(-1.0, 0.0, 0.0)[0], s(0.0, -1.0, 0.0)[1], s(0.0, 0.0, -1.0)[2])),
+            np.array((s(1.0, 0.0, 0.0)[0], s(0.0, 1.0, 0.0)[1], s(0.0, 0.0, 1.0)[2])),
+        )
+
+    def center_xyz(self) -> tuple:
+        """A point in the interior (relative interior for flat shapes); MPR starts its portal here."""
+        return (0.0, 0.0, 0.0)
+
+    @property
+    def margin(self) -> float:
+        """Radius of the sphere swept around ``core`` to make this shape (0 for sharp shapes)."""
+        return self._margin
+
+    @property
+    def core(self) -> "Shape":
+        """This shape without its margin: ``self == core ⊕ Sphere(margin)``."""
+        return self._core
+
+    def __setattr__(self, name, value):
+        # Shapes are immutable: queries cache results keyed on them and composites share them.
+        if hasattr(self, "_frozen"):
+            raise AttributeError(f"{type(self).__name__} is immutable")
+        object.__setattr__(self, name, value)
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._params_repr()})"
+
+    def _params_repr(self) -> str:
+        return ""
+
+
+def _unit_or_zero(x: float, y: float, z: float) -> tuple:
+    n = _sqrt(x * x + y * y + z * z)
+    if n == 0.0:
+        return (0.0, 0.0, 1.0)  # any unit vector: for a zero direction any point is a support
+    return (x / n, y / n, z / n)
+
+
+class Point(Shape):
+    """The origin (place it with ``Transformed``)."""
+
+    __slots__ = ("_frozen",)
+    kind = "point"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._freeze()
+
+    def support_xyz(self, x, y, z):
+        return (0.0, 0.0, 0.0)
+
+    def aabb(self):
+        return np.zeros(3), np.zeros(3)
+
+
+class Segment(Shape):
+    """The segment from (0, 0, -h) to (0, 0, +h)."""
+
+    __slots__ = ("_h", "_frozen")
+    kind = "segment"
+
+    def __init__(self, half_length) -> None:
+        super().__init__()
+        self._h = validation.size("half_length", half_length)
+        self._freeze()
+
+    @property
+    def half_length(self) -> float:
+        return self._h
+
+    def support_xyz(self, x, y, z):
+        return (0.0, 0.0, _copysign(self._h, z))
+
+    def _params_repr(self):
+        return f"{self._h!r}"
+
+
+class Sphere(Shape):
+    """Ball of ``radius`` about the origin; its core is a point and its margin the radius."""
+
+    __slots__ = ("_r", "_frozen")
+    kind = "sphere"
+
+    def __init__(self, radius) -> None:
+        super().__init__()
+        self._r = validation.size("radius", radius)
+        self._margin = self._r
+        self._core = Point()
+        self._freeze()
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    def support_xyz(self, x, y, z):
+        n = _sqrt(x * x + y * y + z * z)
+        if n == 0.0:
+            return (0.0, 0.0, self._r)
+        s = self._r / n
+        return (x * s, y * s, z * s)
+
+    def _params_repr(self):
+        return f"{self._r!r}"
+
+
+class Ellipsoid(Shape):
+    """Axis-aligned ellipsoid with ``radii`` (rx, ry, rz)."""
+
+    __slots__ = ("_radii", "_sq", "_frozen")
+    kind = "ellipsoid"
+
+    def __init__(self, radii) -> None:
+        super().__init__()
+        self._radii = validation.sizes("radii", radii)
+        self._sq = tuple(r * r for r in self._radii)
+        self._freeze()
+
+    @property
+    def radii(self) -> np.ndarray:
+        return np.array(self._radii)
+
+    def support_xyz(self, x, y, z):
+        # s(d) = R² d / |R d| for R = diag(radii): the normal of the ellipsoid is R⁻² s.
+        ax, ay, az = self._sq
+        qx, qy, qz = ax * x, ay * y, az * z
+        n = _sqrt(qx * x + qy * y + qz * z)
+        if n == 0.0:
+            return (0.0, 0.0, self._radii[2])
+        return (qx / n, qy / n, qz / n)
+
+    def _params_repr(self):
+        return f"{self._radii!r}"
+
+
+class Box(Shape):
+    """Axis-aligned box with ``half_extents`` (hx, hy, hz)."""
+
+    __slots__ = ("_he", "_frozen")
+    kind = "box"
+
+    def __init__(self, half_extents) -> None:
+        super().__init__()
+        self._he = validation.sizes("half_extents", half_extents)
+        self._freeze()
+
+    @property
+    def half_extents(self) -> np.ndarray:
+        return np.array(self._he)
+
+    def support_xyz(self, x, y, z):
+        hx, hy, hz = self._he
+        return (_copysign(hx, x), _copysign(hy, y), _copysign(hz, z))
+
+    def aabb(self):
+        he = np.array(self._he)
+        return -he, he
+
+    def _params_repr(self):
+        return f"{self._he!r}"
+
+
+class Rectangle(Shape):
+    """Rectangle with ``half_extents`` (hx, hy) in the xy plane."""
+
+    __slots__ = ("_he", "_frozen")
+    kind = "rectangle"
+
+    def __init__(self, half_extents) -> None:
+        super().__init__()
+        self._he = validation.sizes("half_extents", half_extents, 2)
+        self._freeze()
+
+    @property
+    def half_extents(self) -> np.ndarray:
+        return np.array(self._he)
+
+    def support_xyz(self, x, y, z):
+        hx, hy = self._he
+        return (_copysign(hx, x), _copysign(hy, y), 0.0)
+
+    def _params_repr(self):
+        return f"{self._he!r}"
+
+
+class Disc(Shape):
+    """Disc of ``radius`` in the xy plane."""
+
+    __slots__ = ("_r", "_frozen")
+    kind = "disc"
+
+    def __init__(self, radius) -> None:
+        super().__init__()
+        self._r = validation.size("radius", radius)
+        self._freeze()
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    def support_xyz(self, x, y, z):
+        s = _sqrt(x * x + y * y)
+        if s == 0.0:
+            return (0.0, 0.0, 0.0)
+        s = self._r / s
+        return (x * s, y * s, 0.0)
+
+    def _params_repr(self):
+        return f"{self._r!r}"
+
+
+class Capsule(Shape):
+    """``Segment(half_height)`` swept by a sphere of ``radius``."""
+
+    __slots__ = ("_r", "_h", "_frozen")
+    kind = "capsule"
+
+    def __init__(self, radius, half_height) -> None:
+        super().__init__()
+        self._r = validation.size("radius", radius)
+        self._h = validation.size("half_height", half_height)
+        self._margin = self._r
+        self._core = Segment(self._h)
+        self._freeze()
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    @property
+    def half_height(self) -> float:
+        return self._h
+
+    def support_xyz(self, x, y, z):
+        ux, uy, uz = _unit_or_zero(x, y, z)
+        r = self._r
+        return (ux * r, uy * r, uz * r + _copysign(self._h, z))
+
+    def _params_repr(self):
+        return f"{self._r!r}, {self._h!r}"
+
+
+class Cylinder(Shape):
+    """Cylinder of ``radius`` about the z axis from z = -half_height to +half_height."""
+
+    __slots__ = ("_r", "_h", "_frozen")
+    kind = "cylinder"
+
+    def __init__(self, radius, half_height) -> None:
+        super().__init__()
+        self._r = validation.size("radius", radius)
+        self._h = validation.size("half_height", half_height)
+        self._freeze()
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    @property
+    def half_height(self) -> float:
+        return self._h
+
+    def support_xyz(self, x, y, z):
+        s = _sqrt(x * x + y * y)
+        zz = _copysign(self._h, z)
+        if s == 0.0:
+            return (0.0, 0.0, zz)
+        s = self._r / s
+        return (x * s, y * s, zz)
+
+    def _params_repr(self):
+        return f"{self._r!r}, {self._h!r}"
+
+
+class Cone(Shape):
+    """Cone with its base disc of ``radius`` at z = -half_height and its apex at z = +half_height."""
+
+    __slots__ = ("_r", "_h", "_sin", "_frozen")
+    kind = "cone"
+
+    def __init__(self, radius, half_height) -> None:
+        super().__init__()
+        self._r = validation.size("radius", radius)
+        self._h = validation.size("half_height", half_height)
+        slant = _sqrt(self._r ** 2 + (2.0 * self._h) ** 2)
+        # sin of the half-angle at the apex: directions within it of +z are supported by the apex.
+        self._sin = self._r / slant if slant > 0.0 else 1.0
+        self._freeze()
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    @property
+    def half_height(self) -> float:
+        return self._h
+
+    def support_xyz(self, x, y, z):
+        if z > self._sin * _sqrt(x * x + y * y + z * z):
+            return (0.0, 0.0, self._h)
+        s = _sqrt(x * x + y * y)
+        if s == 0.0:
+            return (0.0, 0.0, -self._h)
+        s = self._r / s
+        return (x * s, y * s, -self._h)
+
+    def center_xyz(self):
+        return (0.0, 0.0, -0.5 * self._h)  # the centroid (a quarter of the height above the base)
+
+    def _params_repr(self):
+        return f"{self._r!r}, {self._h!r}"
+
+
+class RoundBox(Shape):
+    """``Box(half_extents)`` ⊕ ``Sphere(radius)``."""
+
+    __slots__ = ("_he", "_r", "_frozen")
+    kind = "round_box"
+
+    def __init__(self, half_extents, radius) -> None:
+        super().__init__()
+        self._he = validation.sizes("half_extents", half_extents)
+        self._r = validation.size("radius", radius)
+        self._margin = self._r
+        self._core = Box(self._he)
+        self._freeze()
+
+    @property
+    def half_extents(self) -> np.ndarray:
+        return np.array(self._he)
+
+    @property
+    def radius(self) -> float:
+        return self._r
+
+    def support_xyz(self, x, y, z):
+        hx, hy, hz = self._he
+        ux, uy, uz = _unit_or_zero(x, y, z)
+        r = self._r
+        return (_copysign(hx, x) + ux * r, _copysign(hy, y) + uy * r, _copysign(hz, z) + uz * r)
+
+    def _params_repr(self):
+        return f"{self._he!r}, {self._r!r}"
+
+
+class MinkowskiSum(Shape):
+    """``a ⊕ b``: its support is the sum of the supports (seed 000 §2)."""
+
+    __slots__ = ("_a", "_b", "_sa", "_sb", "_frozen")
+    kind = "minkowski_sum"
+
+    def __init__(self, a: Shape, b: Shape) -> None:
+        super().__init__()
+        _check_shape("a", a)
+        _check_shape("b", b)
+        self._a, self._b = a, b
+        self._sa, self._sb = a.support_xyz, b.support_xyz
+        self._margin = a.margin + b.margin
+        if self._margin > 0.0:
+            self._core = _sum_of_cores(a.core, b.core)
+        self._freeze()
+
+    @property
+    def a(self) -> Shape:
+        return self._a
+
+    @property
+    def b(self) -> Shape:
+        return self._b
+
+    def support_xyz(self, x, y, z):
+        ax, ay, az = self._sa(x, y, z)
+        bx, by, bz = self._sb(x, y, z)
+        return (ax + bx, ay + by, az + bz)
+
+    def center_xyz(self):
+        ax, ay, az = self._a.center_xyz()
+        bx, by, bz = self._b.center_xyz()
+        return (ax + bx, ay + by, az + bz)
+
+    def _params_repr(self):
+        return f"{self._a!r}, {self._b!r}"
+
+
+def _sum_of_cores(a: Shape, b: Shape) -> Shape:
+    """Core of a sum: the sum of the cores, with points (the cores of spheres) dropped."""
+    if isinstance(a, Point):
+        return b
+    if isinstance(b, Point):
+        return a
+    return MinkowskiSum(a, b)
+
+
+class ConvexHullOf(Shape):
+    """Convex hull of the union of ``a`` and ``b``: the support of whichever reaches farther."""
+
+    __slots__ = ("_a", "_b", "_sa", "_sb", "_frozen")
+    kind = "convex_hull_of"
+
+    def __init__(self, a: Shape, b: Shape) -> None:
+        super().__init__()
+        _check_shape("a", a)
+        _check_shape("b", b)
+        self._a, self._b = a, b
+        self._sa, self._sb = a.support_xyz, b.support_xyz
+        # hull((A ⊕ S) ∪ (B ⊕ S)) == hull(A ∪ B) ⊕ S, so an equal margin carries over.
+        if a.margin > 0.0 and a.margin == b.margin:
+            self._margin = a.margin
+            self._core = ConvexHullOf(a.core, b.core)
+        self._freeze()
+
+    @property
+    def a(self) -> Shape:
+        return self._a
+
+    @property
+    def b(self) -> Shape:
+        return self._b
+
+    def support_xyz(self, x, y, z):
+        pa = self._sa(x, y, z)
+        pb = self._sb(x, y, z)
+        if pa[0] * x + pa[1] * y + pa[2] * z >= pb[0] * x + pb[1] * y + pb[2] * z:
+            return pa
+        return pb
+
+    def center_xyz(self):
+        ax, ay, az = self._a.center_xyz()
+        bx, by, bz = self._b.center_xyz()
+        return (0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz))
+
+    def _params_repr(self):
+        return f"{self._a!r}, {self._b!r}"
+
+
+class Transformed(Shape):
+    """Image of ``shape`` under the affine map x ↦ B x + c given as a 4×4 ``matrix``.
+
+    The support of T(A) along v is T(s_A(Bᵀ v)) (seed 000 §2); rotation, translation,
+    non-uniform scale and shear are all allowed, a singular matrix is not. Nested transforms are
+    folded into one so that a support call costs one matrix product each way.
+    """
+
+    __slots__ = ("_shape", "_m", "_matrix", "_inner", "_frozen")
+    kind = "transformed"
+
+    def __new__(cls, shape=None, matrix=None):
+        # A pure translation (the common case for placed primitives) gets a support mapping
+        # that skips the two 3×3 products: about half the cost of the general one.
+        if cls is Transformed and matrix is not None:
+            try:
+                m = np.asarray(matrix, dtype=float)
+                if m.shape == (4, 4) and np.array_equal(m[:3, :3], np.eye(3)) \
+                        and not isinstance(shape, Transformed):
+                    return object.__new__(_Translated)
+            except (TypeError, ValueError):
+                pass  # __init__ reports bad input with a clear message
+        return object.__new__(cls)
+
+    def __init__(self, shape: Shape, matrix) -> None:
+        super().__init__()
+        _check_shape("shape", shape)
+        m = validation.affine_matrix("matrix", matrix)
+        if isinstance(shape, Transformed):
+            m = m @ shape._matrix
+            shape = shape._shape
+        self._shape = shape
+        self._matrix = m
+        self._matrix.setflags(write=False)
+        self._m = tuple(float(v) for v in m[:3, :3].ravel()) + tuple(float(v) for v in m[:3, 3])
+        self._inner = shape.support_xyz
+        if shape.margin > 0.0:
+            # A similarity map (BᵀB = s² I) takes core ⊕ S(r) to T(core) ⊕ S(s r).
+            linear = m[:3, :3]
+            gram = linear.T @ linear
+            s2 = float(np.trace(gram)) / 3.0
+            if np.allclose(gram, s2 * np.eye(3), rtol=0.0, atol=1e-12 * s2):
+                self._margin = shape.margin * math.sqrt(s2)
+                self._core = Transformed(shape.core, m)
+        self._freeze()
+
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._matrix
+
+    def support_xyz(self, x, y, z):
+        b00, b01, b02, b10, b11, b12, b20, b21, b22, c0, c1, c2 = self._m
+        px, py, pz = self._inner(b00 * x + b10 * y + b20 * z,
+                                 b01 * x + b11 * y + b21 * z,
+                                 b02 * x + b12 * y + b22 * z)
+        return (b00 * px + b01 * py + b02 * pz + c0,
+                b10 * px + b11 * py + b12 * pz + c1,
+                b20 * px + b21 * py + b22 * pz + c2)
+
+    def aabb(self):
+        # Row i of B is Bᵀ e_i, so the extreme along axis i is row_i · s(±row_i) + c_i.
+        s = self._inner
+        m = self._m
+        lower, upper = np.empty(3), np.empty(3)
+        for i in range(3):
+            r0, r1, r2 = m[3 * i], m[3 * i + 1], m[3 * i + 2]
+            hx, hy, hz = s(r0, r1, r2)
+            lx, ly, lz = s(-r0, -r1, -r2)
+            upper[i] = r0 * hx + r1 * hy + r2 * hz + m[9 + i]
+            lower[i] = r0 * lx + r1 * ly + r2 * lz + m[9 + i]
+        return lower, upper
+
+    def center_xyz(self):
+        b00, b01, b02, b10, b11, b12, b20, b21, b22, c0, c1, c2 = self._m
+        px, py, pz = self._shape.center_xyz()
+        return (b00 * px + b01 * py + b02 * pz + c0,
+                b10 * px + b11 * py + b12 * pz + c1,
+                b20 * px + b21 * py + b22 * pz + c2)
+
+    def _params_repr(self):
+        return f"{self._shape!r}, matrix={self._matrix.tolist()!r}"
+
+
+class _Translated(Transformed):
+    """A ``Transformed`` whose matrix is a pure translation (chosen by ``Transformed.__new__``)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"Transformed({self._params_repr()})"
+
+    def support_xyz(self, x, y, z):
+        px, py, pz = self._inner(x, y, z)
+        m = self._m
+        return (px + m[9], py + m[10], pz + m[11])
+
+
+def _check_shape(name: str, shape) -> None:
+    if not callable(getattr(shape, "support_xyz", None)):
+        raise ValueError(f"{name} must be a convex_tools shape, got {type(shape).__name__}")
+
+
+def translated(shape: Shape, offset) -> Transformed:
+    """``shape`` moved by ``offset`` (a convenience for tests and scripts)."""
+    m = np.eye(4)
+    m[:3, 3] = validation.vector("offset", offset)
+    return Transformed(shape, m)
+
+
+def posed(shape: Shape, rotation=None, translation=(0.0, 0.0, 0.0), scale=None) -> Transformed:
+    """``shape`` scaled (per axis), then rotated by a 3×3 matrix, then translated."""
+    m = np.eye(4)
+    linear = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
+    if scale is not None:
+        linear = linear @ np.diag(np.broadcast_to(np.asarray(scale, dtype=float), 3))
+    m[:3, :3] = linear
+    m[:3, 3] = validation.vector("translation", translation)
+    return Transformed(shape, m)

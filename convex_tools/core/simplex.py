@@ -1,0 +1,157 @@
+"""Closest point of a simplex (1 to 4 points) to the origin: the GJK sub-algorithm.
+
+This is the signed-volumes method (Montanari, Petrinic & Barbieri 2017): barycentric coordinates
+of the origin's projection come from signed sub-volumes (tetrahedron), sub-areas (triangle) and
+sub-lengths (segment); a negative coordinate names the faces or edges the origin lies beyond, and
+the search recurses into only those. Unlike Johnson's algorithm (seed 000 §3, seed 001 §2.3.2)
+it never tests a sub-simplex against determinants of another, and each division is by a quantity
+first checked against a *relative* degeneracy threshold, so a flat tetrahedron, a sliver triangle
+or duplicate points fall back to their lower-dimensional faces instead of dividing by ~0.
+
+Everything is in plain Python floats: this runs once per GJK iteration, on at most four points,
+where numpy's per-call overhead would cost more than the arithmetic.
+
+``closest_to_origin(points) -> (v, weights)``: ``v`` is the point of the convex hull of
+``points`` nearest the origin, ``weights`` its barycentric coordinates (one per input point,
+0.0 for points not needed to express ``v``), summing to 1.
+"""
+
+from __future__ import annotations
+
+# A triangle counts as flat when sin(angle between its edges) is below this: then its area is
+# dominated by rounding, and its edges give the closest point to within ~1e-9 of the edge length.
+FLAT_TRIANGLE_SIN2 = 1e-18
+# A tetrahedron counts as flat when |volume| is below this fraction of the product of its edge
+# lengths (the volume of the box they span): its faces then carry the answer.
+FLAT_TETRAHEDRON_RATIO = 1e-12
+
+
+def closest_to_origin(points):
+    n = len(points)
+    if n == 1:
+        return points[0], [1.0]
+    if n == 2:
+        return _segment(points[0], points[1])
+    if n == 3:
+        return _triangle(points[0], points[1], points[2])
+    if n == 4:
+        return _tetrahedron(points[0], points[1], points[2], points[3])
+    raise ValueError(f"a simplex has 1 to 4 points, got {n}")
+
+
+def _segment(p, q):
+    px, py, pz = p
+    tx, ty, tz = q[0] - px, q[1] - py, q[2] - pz
+    tt = tx * tx + ty * ty + tz * tz
+    # u minimises |p + u t|: u = -p·t / t·t, clamped to the segment.
+    pt = px * tx + py * ty + pz * tz
+    if pt >= 0.0 or tt == 0.0:
+        return p, [1.0, 0.0]
+    if -pt >= tt:
+        return q, [0.0, 1.0]
+    u = -pt / tt
+    return (px + u * tx, py + u * ty, pz + u * tz), [1.0 - u, u]
+
+
+def _dist2(v):
+    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+
+
+def _best_edge(p0, p1, p2, edges):
+    """Closest point over the triangle edges named by ``edges`` (pairs of indices)."""
+    pts = (p0, p1, p2)
+    best_v, best_w, best_d = None, None, float("inf")
+    for i, j in edges:
+        v, (wi, wj) = _segment(pts[i], pts[j])
+        d = _dist2(v)
+        if d < best_d:
+            w = [0.0, 0.0, 0.0]
+            w[i], w[j] = wi, wj
+            best_v, best_w, best_d = v, w, d
+    return best_v, best_w
+
+
+_ALL_EDGES = ((0, 1), (1, 2), (0, 2))
+
+
+def _triangle(p0, p1, p2):
+    ax, ay, az = p0
+    e1x, e1y, e1z = p1[0] - ax, p1[1] - ay, p1[2] - az
+    e2x, e2y, e2z = p2[0] - ax, p2[1] - ay, p2[2] - az
+    # n = e1 × e2
+    nx = e1y * e2z - e1z * e2y
+    ny = e1z * e2x - e1x * e2z
+    nz = e1x * e2y - e1y * e2x
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= FLAT_TRIANGLE_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
+            (e2x * e2x + e2y * e2y + e2z * e2z):
+        return _best_edge(p0, p1, p2, _ALL_EDGES)
+    # Barycentrics of the origin's projection q onto the plane, with q - p0 = l1 e1 + l2 e2:
+    # l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal part of -p0 drops out).
+    cx = ay * e2z - az * e2y  # p0 × e2
+    cy = az * e2x - ax * e2z
+    cz = ax * e2y - ay * e2x
+    l1 = -(nx * cx + ny * cy + nz * cz) / nn
+    dx = e1y * az - e1z * ay  # e1 × p0
+    dy = e1z * ax - e1x * az
+    dz = e1x * ay - e1y * ax
+    l2 = -(nx * dx + ny * dy + nz * dz) / nn
+    l0 = 1.0 - l1 - l2
+    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
+        return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y, az + l1 * e1z + l2 * e2z),
+                [l0, l1, l2])
+    # The origin projects outside: the answer is on an edge opposite a negative coordinate.
+    # One negative coordinate (the common case) names a single edge; two name a vertex's two edges.
+    if l0 < 0.0:
+        if l1 >= 0.0 and l2 >= 0.0:
+            v, (w1, w2) = _segment(p1, p2)
+            return v, [0.0, w1, w2]
+        edges = ((1, 2), (0, 2)) if l1 < 0.0 else ((1, 2), (0, 1))
+    elif l1 < 0.0:
+        if l2 >= 0.0:
+            v, (w0, w2) = _segment(p0, p2)
+            return v, [w0, 0.0, w2]
+        edges = ((0, 2), (0, 1))
+    else:
+        v, (w0, w1) = _segment(p0, p1)
+        return v, [w0, w1, 0.0]
+    return _best_edge(p0, p1, p2, edges)
+
+
+def _tetrahedron(p0, p1, p2, p3):
+    ax, ay, az = p0
+    e1x, e1y, e1z = p1[0] - ax, p1[1] - ay, p1[2] - az
+    e2x, e2y, e2z = p2[0] - ax, p2[1] - ay, p2[2] - az
+    e3x, e3y, e3z = p3[0] - ax, p3[1] - ay, p3[2] - az
+    # Cofactors of e2 × e3, e3 × e1, e1 × e2 give the volume and, against m = −p0 (the origin
+    # relative to p0), the coordinates by Cramer's rule: m = l1 e1 + l2 e2 + l3 e3.
+    c1x, c1y, c1z = e2y * e3z - e2z * e3y, e2z * e3x - e2x * e3z, e2x * e3y - e2y * e3x
+    vol = e1x * c1x + e1y * c1y + e1z * c1z
+    scale2 = (e1x * e1x + e1y * e1y + e1z * e1z) * (e2x * e2x + e2y * e2y + e2z * e2z) \
+        * (e3x * e3x + e3y * e3y + e3z * e3z)
+    if vol * vol <= FLAT_TETRAHEDRON_RATIO * FLAT_TETRAHEDRON_RATIO * scale2:
+        outside = (0, 1, 2, 3)
+    else:
+        c2x, c2y, c2z = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
+        c3x, c3y, c3z = e1y * e2z - e1z * e2y, e1z * e2x - e1x * e2z, e1x * e2y - e1y * e2x
+        l1 = -(ax * c1x + ay * c1y + az * c1z) / vol
+        l2 = -(ax * c2x + ay * c2y + az * c2z) / vol
+        l3 = -(ax * c3x + ay * c3y + az * c3z) / vol
+        l0 = 1.0 - l1 - l2 - l3
+        if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0 and l3 >= 0.0:
+            return (0.0, 0.0, 0.0), [l0, l1, l2, l3]
+        outside = [i for i, l in enumerate((l0, l1, l2, l3)) if l < 0.0]
+    pts = (p0, p1, p2, p3)
+    best_v, best_w, best_d = None, None, float("inf")
+    for i in outside:
+        f = _FACES[i]
+        v, wf = _triangle(pts[f[0]], pts[f[1]], pts[f[2]])
+        d = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+        if d < best_d:
+            w = [0.0, 0.0, 0.0, 0.0]
+            w[f[0]], w[f[1]], w[f[2]] = wf
+            best_v, best_w, best_d = v, w, d
+    return best_v, best_w
+
+
+_FACES = ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2))  # face i is opposite vertex i

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# The main job (README): builds the demo level, checks it for overlaps and clearance violations,
+# prints the report and writes out/report.json, out/report.csv and out/findings.png.
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+python scripts/demo_level.py "$@"
