@@ -7,3 +7,6 @@ from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid
                      translated)
 from .hull import Hull
 from .gjk import distance, intersect
+from .raycast import ray_cast
+from .sweep import sweep, sweep_rotating
+from .broadphase import candidate_pairs, check_pairs, query_all, shape_aabbs

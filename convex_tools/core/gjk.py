@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .results import DistanceResult, SeparationCache, Status
+from .shapes import Point, Transformed
 from .simplex import closest_to_origin
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
@@ -167,6 +168,11 @@ def _check_shape(name, shape):
         raise ValueError(f"{name} must be a convex_tools shape, got {type(shape).__name__}")
 
 
+def _is_point(shape) -> bool:
+    return isinstance(shape, Point) or (isinstance(shape, Transformed)
+                                        and isinstance(shape.shape, Point))
+
+
 def _initial_axis(a, b, cache):
     if cache is not None and cache.axis is not None:
         return cache.axis
@@ -186,12 +192,20 @@ def distance(a, b, cache: SeparationCache | None = None,
     _check_shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
-              rel_tolerance=rel_tolerance)
+    if _is_point(ca) and _is_point(cb):
+        # Two points (sphere cores): GJK would take two support calls to find |pa − pb|;
+        # the answer is immediate, and this pair is the commonest in a scene of spheres.
+        pa, pb = ca.support_xyz(1.0, 0.0, 0.0), cb.support_xyz(1.0, 0.0, 0.0)
+        d = math.sqrt((pa[0] - pb[0]) ** 2 + (pa[1] - pb[1]) ** 2 + (pa[2] - pb[2]) ** 2)
+        res = GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING,
+                     (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), [], [], [], [], 0, 0)
+    else:
+        res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
+                  rel_tolerance=rel_tolerance)
+        pa, pb = res.closest_points()
+        d = res.distance
     if cache is not None:
         cache.record(res.v, res.support_calls)
-    pa, pb = res.closest_points()
-    d = res.distance
     margins = ma + mb
     if res.intersecting or d <= margins:
         if not res.intersecting and d > 0.0:

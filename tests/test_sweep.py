@@ -1,0 +1,333 @@
+"""Linear sweeps: time of first contact as a GJK ray cast on the CSO (seed 004 §1)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Point,
+                               SeparationCache, Sphere, Status, distance, posed, translated)
+from convex_tools.core.sweep import sweep, sweep_rotating
+
+from conftest import random_rotation
+
+POLY = 1e-9     # polytopes and rounded shapes
+CURVED = 1e-7   # curved shapes without a margin (relative to their size ~1)
+
+
+def unit(v):
+    v = np.asarray(v, float)
+    return v / np.linalg.norm(v)
+
+
+def moved(shape, offset):
+    return translated(shape, offset)
+
+
+# --- closed forms ---------------------------------------------------------------------------
+
+def test_sphere_sphere_time_point_normal(rng):
+    for _ in range(50):
+        ca, cb = rng.normal(size=3) * 3.0, rng.normal(size=3) * 3.0
+        ra, rb = rng.uniform(0.2, 1.0, 2)
+        if np.linalg.norm(cb - ca) <= ra + rb:
+            continue
+        ta = (cb - ca) * rng.uniform(0.5, 2.0) + rng.normal(size=3)
+        hit = sweep(moved(Sphere(ra), ca), moved(Sphere(rb), cb), ta)
+        # |ca + t ta - cb| = ra + rb: a quadratic in t.
+        o, d = ca - cb, ta
+        a, b, c = d @ d, o @ d, o @ o - (ra + rb) ** 2
+        disc = b * b - a * c
+        t = (-b - math.sqrt(disc)) / a if disc >= 0 else None
+        if t is None or not 0.0 <= t <= 1.0:
+            assert hit is None
+            continue
+        assert hit.t == pytest.approx(t, abs=POLY)
+        normal = unit(cb - (ca + t * ta))
+        np.testing.assert_allclose(hit.normal, normal, atol=POLY)
+        np.testing.assert_allclose(hit.point, ca + t * ta + ra * normal, atol=POLY)
+
+
+def test_box_box_is_a_slab_intersection(rng):
+    # Two axis-aligned boxes: B - A is the box of half extents ha + hb around cb - ca, so the
+    # time of impact is the slab-method entry of the ray t * ta.
+    for _ in range(100):
+        ha, hb = rng.uniform(0.2, 1.0, 3), rng.uniform(0.2, 1.0, 3)
+        ca, cb = rng.normal(size=3), rng.normal(size=3) * 4.0
+        ta = rng.normal(size=3) * 6.0
+        lower, upper = cb - ca - ha - hb, cb - ca + ha + hb
+        t0, t1, axis = 0.0, math.inf, None
+        for k in range(3):
+            if ta[k] == 0.0:
+                continue
+            near, far = sorted(((lower[k]) / ta[k], (upper[k]) / ta[k]))
+            if near > t0:
+                t0, axis = near, k
+            t1 = min(t1, far)
+        inside_at_start = np.all(lower <= 0) and np.all(upper >= 0)
+        expected = 0.0 if inside_at_start else (t0 if t0 <= min(t1, 1.0) else None)
+        hit = sweep(moved(Box(ha), ca), moved(Box(hb), cb), ta)
+        if expected is None:
+            assert hit is None
+            continue
+        assert hit.t == pytest.approx(expected, abs=POLY)
+        if expected > 0.0:
+            normal = np.zeros(3)
+            normal[axis] = np.sign(ta[axis])  # from A toward B: along the motion on that axis
+            np.testing.assert_allclose(hit.normal, normal, atol=POLY)
+
+
+def test_capsule_onto_box_face():
+    # Upright capsule (radius 0.5) moving +x toward a box whose face is at x = 4.
+    hit = sweep(Capsule(0.5, 1.0), moved(Box((1.0, 1.0, 1.0)), (5.0, 0.5, 0.2)), (4.0, 0.0, 0.0))
+    assert hit.t == pytest.approx((4.0 - 0.5) / 4.0, abs=POLY)
+    np.testing.assert_allclose(hit.normal, (1.0, 0.0, 0.0), atol=POLY)
+    assert hit.point[0] == pytest.approx(4.0, abs=POLY)
+
+
+def test_capsule_onto_box_edge():
+    # Capsule axis parallel to z, moving along the diagonal toward the box edge x = y = 4:
+    # its axis reaches distance 0.5 from the edge when it has covered 4 - 0.5 / sqrt(2) per axis.
+    hit = sweep(Capsule(0.5, 1.0), moved(Box((1.0, 1.0, 1.0)), (5.0, 5.0, 0.0)), (5.0, 5.0, 0.0))
+    assert hit.t == pytest.approx((4.0 - 0.5 / math.sqrt(2.0)) / 5.0, abs=POLY)
+    np.testing.assert_allclose(hit.normal, unit((1.0, 1.0, 0.0)), atol=POLY)
+    np.testing.assert_allclose(hit.point[:2], (4.0, 4.0), atol=POLY)
+
+
+def test_capsule_onto_box_corner_cap():
+    # Capsule lying along z with its top cap centre at z = 1, moving up toward a box whose
+    # bottom face is at z = 3: contact when the cap top (z = 1.5) reaches z = 3.
+    hit = sweep(Capsule(0.5, 1.0), moved(Box((1.0, 1.0, 1.0)), (0.3, 0.2, 4.0)), (0.0, 0.0, 2.0))
+    assert hit.t == pytest.approx(0.75, abs=POLY)
+    np.testing.assert_allclose(hit.normal, (0.0, 0.0, 1.0), atol=POLY)
+    np.testing.assert_allclose(hit.point, (0.0, 0.0, 3.0), atol=POLY)
+
+
+# --- tunnelling, relative motion, start states ----------------------------------------------
+
+def test_thin_fast_object_does_not_tunnel():
+    bullet = moved(Sphere(0.05), (-5.0, 0.0, 0.0))
+    wall = Box((0.01, 1.0, 1.0))
+    motion = (10.0, 0.0, 0.0)
+    # A discrete test at the start and end poses sees nothing ...
+    assert not distance(bullet, wall).intersecting
+    assert not distance(moved(Sphere(0.05), (5.0, 0.0, 0.0)), wall).intersecting
+    # ... the sweep finds the contact when the bullet's front reaches the wall at x = -0.01.
+    hit = sweep(bullet, wall, motion)
+    assert hit.t == pytest.approx((5.0 - 0.06) / 10.0, abs=POLY)
+    np.testing.assert_allclose(hit.normal, (1.0, 0.0, 0.0), atol=POLY)
+
+
+def test_moving_both_equals_moving_one_by_the_relative_motion(rng):
+    for _ in range(30):
+        a = posed(Box(rng.uniform(0.2, 1.0, 3)), random_rotation(rng), rng.normal(size=3))
+        b = posed(Capsule(0.4, 0.6), random_rotation(rng), rng.normal(size=3) * 4.0)
+        ta, tb = rng.normal(size=3) * 5.0, rng.normal(size=3) * 5.0
+        both = sweep(a, b, ta, tb)
+        one = sweep(a, b, ta - tb)
+        assert (both is None) == (one is None)
+        if both is None:
+            continue
+        assert both.t == pytest.approx(one.t, abs=POLY)
+        np.testing.assert_allclose(both.normal, one.normal, atol=1e-9)
+        # The contact point is in world space at time t: B has moved by t * tb as well.
+        np.testing.assert_allclose(both.point, one.point + both.t * tb, atol=1e-9)
+
+
+def test_overlapping_at_start_gives_zero():
+    hit = sweep(Sphere(1.0), moved(Box((1.0, 1.0, 1.0)), (1.5, 0.0, 0.0)), (0.0, 5.0, 0.0))
+    assert hit.t == 0.0
+    np.testing.assert_array_equal(hit.normal, np.zeros(3))
+    assert hit.status is Status.INTERSECTING
+
+
+def test_touching_at_start_gives_zero():
+    hit = sweep(Box((1.0, 1.0, 1.0)), moved(Box((1.0, 1.0, 1.0)), (2.0, 0.5, 0.0)),
+                (1.0, 0.0, 0.0))
+    assert hit.t == 0.0
+
+
+def test_moving_apart_or_falling_short_misses():
+    a, b = Sphere(1.0), moved(Sphere(1.0), (5.0, 0.0, 0.0))
+    assert sweep(a, b, (-3.0, 0.0, 0.0)) is None           # away from B
+    assert sweep(a, b, (2.9, 0.0, 0.0)) is None            # stops 0.1 short (needs 3)
+    assert sweep(a, b, (3.0, 0.0, 0.0)).t == pytest.approx(1.0, abs=POLY)  # just reaches
+    assert sweep(a, b, (0.0, 0.0, 0.0)) is None            # no motion, apart
+    assert sweep(a, b, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0)) is None  # same motion
+
+
+def test_cache_warm_start_gives_same_answers(rng):
+    cache = SeparationCache()
+    a = posed(Box((0.5, 0.5, 0.5)), random_rotation(rng))
+    b = moved(Cylinder(0.5, 1.0), (4.0, 0.0, 0.0))
+    for k in range(20):
+        motion = (5.0, 0.02 * k, 0.01 * k)
+        warm, cold = sweep(a, b, motion, cache=cache), sweep(a, b, motion)
+        assert warm.t == pytest.approx(cold.t, abs=CURVED)
+    assert cache.calls == 20
+
+
+# --- consistency with GJK distance ----------------------------------------------------------
+
+def random_shape(rng, kind, spread=1.0):
+    rotation, offset = random_rotation(rng), rng.normal(size=3) * spread
+    if kind == "hull":
+        return posed(Hull(rng.normal(size=(20, 3)) * 0.6), rotation, offset)
+    if kind == "box":
+        return posed(Box(rng.uniform(0.2, 1.0, 3)), rotation, offset)
+    if kind == "capsule":
+        return posed(Capsule(rng.uniform(0.2, 0.6), rng.uniform(0.2, 1.0)), rotation, offset)
+    if kind == "cylinder":
+        return posed(Cylinder(rng.uniform(0.3, 0.8), rng.uniform(0.2, 1.0)), rotation, offset)
+    if kind == "cone":
+        return posed(Cone(rng.uniform(0.3, 0.8), rng.uniform(0.3, 1.0)), rotation, offset)
+    return posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), rotation, offset)
+
+
+PAIRS = [("hull", "box"), ("box", "capsule"), ("capsule", "capsule"), ("cylinder", "box"),
+         ("ellipsoid", "hull"), ("cone", "capsule")]
+
+
+@pytest.mark.parametrize("kind_a, kind_b", PAIRS)
+def test_contact_time_agrees_with_gjk_distance(rng, kind_a, kind_b):
+    found = 0
+    for _ in range(30):
+        a = random_shape(rng, kind_a, spread=0.3)
+        b = moved(random_shape(rng, kind_b, spread=0.3), (4.0, 0.0, 0.0))
+        motion = (8.0, 0.0, 0.0) + rng.normal(size=3)
+        hit = sweep(a, b, motion)
+        if hit is None or hit.t == 0.0:
+            continue
+        found += 1
+        at = distance(moved(a, hit.t * motion), b)
+        before = distance(moved(a, hit.t * motion * (1 - 1e-4)), b)
+        # At t the shapes touch; a moment earlier they are apart, along the sweep's normal.
+        assert at.distance <= 1e-7
+        assert before.distance > 0.0
+        assert before.normal @ hit.normal == pytest.approx(1.0, abs=1e-3)
+        # The contact point lies on both moved shapes.
+        point = translated(Point(), hit.point)
+        assert distance(moved(a, hit.t * motion), point).distance <= 1e-7
+        assert distance(b, point).distance <= 1e-7
+    assert found >= 20
+
+
+@pytest.mark.parametrize("kind_a, kind_b", PAIRS)
+def test_no_contact_means_apart_all_along(rng, kind_a, kind_b):
+    for _ in range(20):
+        a, b = random_shape(rng, kind_a), moved(random_shape(rng, kind_b), (4.0, 3.0, 0.0))
+        motion = np.array((8.0, 0.0, 0.0))
+        if sweep(a, b, motion) is not None:
+            continue
+        for t in np.linspace(0.0, 1.0, 21):
+            assert not distance(moved(a, t * motion), b).intersecting
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (((math.nan, 0.0, 0.0),), "translation_a must be finite"),
+    (((1.0, 0.0),), "translation_a must be 3 numbers"),
+    (((1.0, 0.0, 0.0), (0.0, math.inf, 0.0)), "translation_b must be finite"),
+])
+def test_bad_translations_raise(args, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(Sphere(1.0), Sphere(1.0), *args)
+
+
+def test_non_shapes_raise():
+    with pytest.raises(ValueError, match="a must be"):
+        sweep(None, Sphere(1.0), (1.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="b must be"):
+        sweep(Sphere(1.0), [1, 2, 3], (1.0, 0.0, 0.0))
+
+
+# --- rotating sweeps (conservative advancement) ---------------------------------------------
+
+def spin_z(angle, translation=(0.0, 0.0, 0.0)):
+    m = np.eye(4)
+    c, s = math.cos(angle), math.sin(angle)
+    m[:2, :2] = ((c, -s), (s, c))
+    m[:3, 3] = translation
+    return m
+
+
+def first_root(f, lo, hi, samples=2000):
+    """Smallest root of f on [lo, hi] (first sign change on a fine grid, then bisection)."""
+    grid = np.linspace(lo, hi, samples)
+    values = [f(t) for t in grid]
+    for k in range(samples - 1):
+        if values[k] < 0.0 <= values[k + 1]:
+            a, b = grid[k], grid[k + 1]
+            for _ in range(100):
+                m = 0.5 * (a + b)
+                a, b = (m, b) if f(m) < 0.0 else (a, m)
+            return 0.5 * (a + b)
+    return None
+
+
+def test_rotating_rod_hits_wall_at_closed_form_time():
+    # A rod (half extents 1 x 0.01) turns about z from along y to along x; the wall's face is at
+    # x = 0.8. Its leading corner reaches x = cos φ + 0.01 sin φ at angle φ = (π/2)(1 - t).
+    rod, wall = Box((1.0, 0.01, 0.01)), translated(Box((0.5, 2.0, 2.0)), (1.3, 0.0, 0.0))
+    hit = sweep_rotating(rod, spin_z(math.pi / 2), spin_z(0.0), wall)
+    phi = lambda t: math.pi / 2 * (1.0 - t)
+    expected = first_root(lambda t: math.cos(phi(t)) + 0.01 * math.sin(phi(t)) - 0.8, 0.0, 1.0)
+    assert hit.t == pytest.approx(expected, abs=1e-7)
+    np.testing.assert_allclose(hit.normal, (1.0, 0.0, 0.0), atol=1e-6)
+    assert hit.point[0] == pytest.approx(0.8, abs=1e-7)
+    assert hit.status is Status.CONVERGED
+
+
+def test_rotating_sweep_without_rotation_matches_linear_sweep(rng):
+    for _ in range(10):
+        a, b = Capsule(0.3, 0.5), translated(Box((0.5, 0.6, 0.7)), (4.0, 0.0, 0.0))
+        pose = np.eye(4)
+        pose[:3, :3] = random_rotation(rng)
+        end = pose.copy()
+        end[:3, 3] = (6.0, *rng.normal(size=2) * 0.5)
+        linear = sweep(posed(a, pose[:3, :3]), b, end[:3, 3])
+        rotating = sweep_rotating(a, pose, end, b)
+        assert (linear is None) == (rotating is None)
+        if linear is not None:
+            assert rotating.t == pytest.approx(linear.t, abs=1e-7)
+            np.testing.assert_allclose(rotating.normal, linear.normal, atol=1e-6)
+
+
+def test_fast_spin_does_not_tunnel():
+    # A long thin blade turns half a revolution in one step past a post at (0.7, 0, 0): it is
+    # clear of the post at both ends of the step, but sweeps through it at a quarter turn.
+    blade, post = Box((1.0, 0.02, 0.02)), translated(Box((0.05, 0.05, 0.05)), (0.0, 0.7, 0.0))
+    assert not distance(posed(blade, spin_z(0.0)[:3, :3]), post).intersecting
+    assert not distance(posed(blade, spin_z(math.pi * 0.99)[:3, :3]), post).intersecting
+    hit = sweep_rotating(blade, spin_z(0.0), spin_z(math.pi * 0.99), post)
+    assert hit is not None and 0.0 < hit.t < 0.5
+    # At that time the blade touches the post's near face.
+    at = distance(posed(blade, spin_z(hit.t * math.pi * 0.99)[:3, :3]), post)
+    assert at.distance <= 1e-8
+
+
+def test_rotating_sweep_misses_and_start_overlap():
+    rod = Box((1.0, 0.01, 0.01))
+    far = translated(Sphere(0.2), (0.0, 0.0, 3.0))
+    assert sweep_rotating(rod, spin_z(0.0), spin_z(math.pi), far) is None
+    near = translated(Sphere(0.2), (0.9, 0.0, 0.0))
+    hit = sweep_rotating(rod, spin_z(0.0), spin_z(1.0), near)
+    assert hit.t == 0.0 and hit.status is Status.INTERSECTING
+
+
+def test_rotating_sweep_both_moving():
+    # A goes 0 -> 2, B 5 -> 2: the centres close at 5 per unit time and touch at distance 1.
+    a, b = Sphere(0.5), Sphere(0.5)
+    hit = sweep_rotating(a, np.eye(4), spin_z(0.0, (2.0, 0.0, 0.0)),
+                         b, spin_z(0.0, (5.0, 0.0, 0.0)), spin_z(0.0, (2.0, 0.0, 0.0)))
+    assert hit.t == pytest.approx(0.8, abs=1e-8)
+    np.testing.assert_allclose(hit.point, (2.1, 0.0, 0.0), atol=1e-8)  # between 1.6 and 2.6
+
+
+def test_rotating_sweep_rejects_scaled_poses():
+    scaled = np.diag((2.0, 1.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="rigid"):
+        sweep_rotating(Sphere(1.0), np.eye(4), scaled, Sphere(1.0))
+    with pytest.raises(ValueError, match="start_b"):
+        sweep_rotating(Sphere(1.0), np.eye(4), np.eye(4), Sphere(1.0), np.full((4, 4), np.nan))
