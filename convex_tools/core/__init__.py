@@ -10,3 +10,4 @@ from .gjk import distance, intersect
 from .raycast import ray_cast
 from .sweep import sweep, sweep_rotating
 from .broadphase import candidate_pairs, check_pairs, query_all, shape_aabbs
+from .quickhull import HullData, QuickhullError, convex_hull

@@ -1,0 +1,796 @@
+"""3D Quickhull: the convex hull of a point cloud as outward triangles and a vertex graph.
+
+Seed 000 §2 obtains the adjacency graph that hill-climbing needs "by computing the convex hull,
+for instance, using Quickhull [BDH96]". This module is that step, written from the algorithm's
+description:
+
+1. *Initial simplex* from extreme points; its dimension (within tolerance) decides the
+   degenerate cases -- a single point, a segment, a flat convex polygon -- before any 3D work.
+2. *Outside sets*: every point is assigned to one face it lies above, with numpy matrix products
+   (one for the whole cloud, then one per step for the points of the removed faces only).
+   Points above no face are inside and are dropped for good.
+3. *Main loop*: take a face with a non-empty outside set; its farthest point is the *eye*. Walk
+   the faces the eye sees (depth first, which yields the *horizon* as an ordered cycle of edges),
+   replace them by a cone of new faces from the horizon to the eye, and redistribute the orphaned
+   points over the new faces only (a point above a removed face and above no new face is inside
+   the new hull: the new faces bound the cone from the eye around the old hull).
+4. *Cleanup*: a triangulated hull keeps vertices that are not corners when ties made them eyes
+   (a point in the middle of a flat face, or mid-edge). Vertices within ``tolerance`` of the hull
+   of their neighbours are removed and the hull is rebuilt from the rest.
+
+Robustness. Visibility -- "is the eye strictly above this face?" -- is decided *exactly*: by the
+float plane distance when it is clearly away from zero, else by the sign of the orientation
+determinant (float with a rounding bound, then integers). Every hull built is therefore exactly
+convex in the input coordinates, however flat, collinear or duplicated the points (Quickhull
+with tolerance-based visibility piles "almost coplanar" decisions up into concavities on nearly
+flat clouds). A point is an eye only if it is clearly above a face; points within rounding of a
+plane (the many points on the flat faces of a subdivided box) are dropped at once instead of
+becoming eyes, and are checked against the final hull like the cleanup's removed vertices. The
+result: every input point lies at most ``tolerance`` above every face plane.
+
+Speed. Before the main loop the hull of the cloud's extreme points along 26 fixed directions is
+built, and one matrix product against its faces drops every point strictly inside it (most of a
+random cloud), so the Python loop only sees the outer shell. Late in the loop outside sets are a
+handful of points, handled in plain Python floats (numpy's per-call cost would dominate).
+
+Tolerance: ``DIST_TOL_REL * extent + ROUNDOFF_REL * max|coordinate|`` with extent the largest
+side of the bounding box, so the result is invariant to a uniform scale of the input.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from . import validation
+
+# --- tolerances ----------------------------------------------------------------------------------
+# Distance (relative to the cloud's extent) within which points count as one point, on one line or
+# on one plane (steps 1 and 4): far above float rounding (~1e-16), far below real features (the
+# sagitta of 20k random points on a unit sphere is ~1e-4).
+DIST_TOL_REL = 1e-10
+# Rounding of a float dot product of input coordinates, relative to the largest absolute input
+# coordinate (a few ulps, with margin): a tiny cloud far from the origin cannot be resolved finer.
+ROUNDOFF_REL = 1e-14
+# Float plane distances farther than this from zero (relative to the extent, plus ROUNDOFF_REL)
+# are trusted; nearer ones are re-decided exactly when they decide visibility, and a point that
+# is nowhere farther above a face is dropped as "on the hull" (and checked against the final
+# hull). It bounds the float error of ``n . p - offset``: the normal's direction error (<= ~5e-13,
+# see EXACT_NORMAL_SIN) times the distance to the face (<= 2 extents), plus the dot products'
+# rounding, with a 20x margin; and it stays 4x below DIST_TOL_REL, so that dropped points remain
+# within tolerance even beside an edge (as long as its dihedral angle is not very sharp).
+PREDICATE_FILTER_REL = 2.5e-11
+# Below this sine of the angle between the two edges a normal is computed from, the float cross
+# product's direction error (~4e-16 / sine) could exceed ~4e-13: the normal is then computed
+# exactly from the coordinates and rounded once.
+EXACT_NORMAL_SIN = 1e-3
+# Relative rounding bound of a 3x3 orientation determinant evaluated in floats from coordinate
+# differences: |error| <= ORIENT_ERRBOUND * (the same sum with every term made positive). The
+# standard analysis gives (7 + 56 eps) eps with eps = 2**-53; 8 eps keeps a margin.
+ORIENT_ERRBOUND = 8.0 * 2.0 ** -53
+# Cleanup distances below this (relative to the extent) are rounding: such vertices lie on the
+# hull of their neighbours, and removing any number of them at once cannot add up to tolerance.
+ROUNDING_DIST_REL = 1e-13
+
+# --- caps and batch sizes ------------------------------------------------------------------------
+# Each main-loop step makes its eye a hull vertex, and a point is an eye at most once (it is then
+# on the hull and never again strictly above a face): the loop is bounded by N steps.
+ITERATION_SLACK = 16
+# Cleanup rebuilds: one suffices unless removed points must be reinstated (see convex_hull).
+CLEANUP_PASS_CAP = 4
+# Rows per matrix product when a whole cloud is classified (bounds the rows x faces temporary).
+ASSIGN_CHUNK = 1 << 15
+# Below this many points the prefilter polytope costs more than it saves.
+PREFILTER_MIN_POINTS = 256
+# At most this many orphaned points are redistributed in plain Python instead of numpy, and
+# outside sets this small are kept as lists. Build time of 20k sphere points by threshold:
+# 0 (always numpy) 2.2 s, 12: 1.5 s, 32: 1.22 s, 64: 1.16 s, 128: 1.25 s, always Python 1.45 s.
+SMALL_REDISTRIBUTE = 64
+
+# The 26 directions of the prefilter (cube faces, edges and corners), turned by a fixed small
+# rotation so that grid-aligned inputs (boxes, voxel clouds) do not tie.
+_DIRS = np.array([(i, j, k) for i in (-1, 0, 1) for j in (-1, 0, 1) for k in (-1, 0, 1)
+                  if (i, j, k) != (0, 0, 0)], dtype=float)
+_DIRS /= np.linalg.norm(_DIRS, axis=1)[:, None]
+
+
+def _rotation(ax: float, ay: float, az: float) -> np.ndarray:
+    cx, sx, cy, sy, cz, sz = (math.cos(ax), math.sin(ax), math.cos(ay), math.sin(ay),
+                              math.cos(az), math.sin(az))
+    rx = np.array(((1, 0, 0), (0, cx, -sx), (0, sx, cx)))
+    ry = np.array(((cy, 0, sy), (0, 1, 0), (-sy, 0, cy)))
+    rz = np.array(((cz, -sz, 0), (sz, cz, 0), (0, 0, 1)))
+    return rz @ ry @ rx
+
+
+_TILT = _rotation(0.0123, 0.0321, 0.0231)
+_DIRS = _DIRS @ _TILT.T
+_AXES = _TILT  # rows: the tilted x, y, z axes that pick the initial extreme pair
+
+
+class HullData(NamedTuple):
+    """A convex hull.
+
+    ``vertices`` (M, 3) are input points (exact copies), the corners of the hull; ``indices`` (M,)
+    their rows in the input. ``faces`` (F, 3) index ``vertices``:
+
+    * ``dim == 3``: a closed triangulated surface, every triangle counter-clockwise seen from
+      outside; V - E + F == 2. Coplanar corners give coplanar triangles (not merged polygons).
+    * ``dim == 2`` (all points within tolerance of a plane): ``vertices`` is the convex polygon in
+      counter-clockwise order seen from ``normal``; ``faces`` a fan triangulation of it on that
+      one side only (a mesh made from it has no duplicate faces).
+    * ``dim == 1`` (collinear): the two end points, no faces.
+    * ``dim == 0`` (all points equal within tolerance): one vertex, no faces.
+
+    ``adjacency[i]`` is the tuple of the vertices joined to vertex ``i`` by a hull edge (the polygon
+    cycle when flat): the graph hill-climbing walks. ``normal`` is the unit plane normal of a flat
+    hull (largest component positive), else None. ``tolerance`` is the distance within which
+    points counted as one point, line or plane: no input point lies farther than it above any
+    face plane (or, for lower dimensions, from the polygon, segment or point).
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    adjacency: tuple
+    dim: int
+    normal: np.ndarray | None
+    tolerance: float
+    indices: np.ndarray
+
+
+class QuickhullError(RuntimeError):
+    """The main loop exceeded its iteration cap, or met a horizon that is not a simple cycle
+    (impossible with exact visibility: it would be a bug, reported instead of a wrong hull)."""
+
+
+def convex_hull(points) -> HullData:
+    """Convex hull of an (N, 3) array of finite points (see ``HullData`` for the degenerate cases).
+
+    Raises ValueError naming ``points`` for empty, non-finite or wrongly shaped input.
+    """
+    p = validation.points("points", points)
+    lower, upper = p.min(axis=0), p.max(axis=0)
+    extent = float(np.max(upper - lower))
+    roundoff = ROUNDOFF_REL * float(np.max(np.abs(p)))
+    tol = DIST_TOL_REL * extent + roundoff
+    filt = PREDICATE_FILTER_REL * extent + roundoff
+    rounding = ROUNDING_DIST_REL * extent + roundoff
+    # The hull is built on the input coordinates themselves (not re-centred copies): the exact
+    # predicates then make the returned vertices exactly convex, not just their rounded images.
+    q = p
+    ids = np.arange(len(p))
+    # Points to verify against the final hull: those dropped within rounding of a plane, and the
+    # vertices the cleanup removed. Each is within tolerance of the hull it was dropped from, but
+    # the hull changes afterwards (and removals can compound on a densely sampled shallow dome).
+    check = np.zeros(0, dtype=np.intp)
+    pinned = np.zeros(0, dtype=np.intp)  # reinstated points: never dropped again
+    exact = False
+    for _ in range(CLEANUP_PASS_CAP):
+        hull, near = _hull_of(q, ids, tol, filt, exact)
+        if hull[0] != 3:
+            return _package(p, hull, tol)
+        _, corners, faces = hull
+        check = np.union1d(check, near)
+        if len(check):
+            stray = check[_height_above(q, faces, check) > tol]
+            if len(stray):
+                # Rare: reinstate them, and decide near points exactly from now on so that
+                # nothing can be dropped again.
+                ids = np.union1d(ids, stray)
+                check = np.setdiff1d(check, stray)
+                pinned = np.union1d(pinned, stray)
+                exact = True
+                continue
+        drop = _removable(q, corners, faces, tol, rounding) & ~np.isin(corners, pinned)
+        if not drop.any():
+            return _package(p, hull, tol)
+        check = np.union1d(check, corners[drop])
+        ids = corners[~drop]
+    # The cap was reached while still removing or reinstating: an exact hull of everything is
+    # always correct (it may keep a few vertices that are not corners).
+    hull, _ = _hull_of(q, np.arange(len(p)), tol, filt, True)
+    return _package(p, hull, tol)
+
+
+# --- dimension and degenerate hulls --------------------------------------------------------------
+
+_NONE = np.zeros(0, dtype=np.intp)
+
+
+def _hull_of(q: np.ndarray, ids: np.ndarray, tol: float, filt: float, exact: bool):
+    """``((dim, corners, faces_or_normal), near)`` for the points ``q[ids]`` (indices into q).
+
+    ``near`` are the points dropped for lying within ``filt`` of a face plane (none if exact).
+    """
+    sub = q[ids]
+    # Extreme pair along the (tilted) axis of largest spread: both are corners of the hull.
+    proj = sub @ _AXES.T
+    axis = int(np.argmax(proj.max(axis=0) - proj.min(axis=0)))
+    i0, i1 = int(np.argmin(proj[:, axis])), int(np.argmax(proj[:, axis]))
+    line = sub[i1] - sub[i0]
+    length = float(np.linalg.norm(line))
+    if length <= tol:
+        return (0, ids[i0:i0 + 1], None), _NONE
+    line /= length
+    rel = sub - sub[i0]
+    off_line = rel - np.outer(rel @ line, line)
+    dist_line = np.einsum("ij,ij->i", off_line, off_line)
+    i2 = int(np.argmax(dist_line))
+    if math.sqrt(dist_line[i2]) <= tol:
+        t = sub @ line
+        return (1, ids[[int(np.argmin(t)), int(np.argmax(t))]], None), _NONE
+    normal = np.cross(line, sub[i2] - sub[i0])
+    normal /= np.linalg.norm(normal)
+    height = rel @ normal
+    i3 = int(np.argmax(np.abs(height)))
+    if abs(float(height[i3])) <= tol:
+        k = int(np.argmax(np.abs(normal)))
+        if normal[k] < 0.0:
+            normal = -normal  # a canonical side: the largest component positive
+        order = _polygon(sub, normal, tol)
+        if len(order) < 3:  # the 2D test found a segment after all (within tolerance)
+            return (1, ids[order], None), _NONE
+        return (2, ids[order], normal), _NONE
+    builder = _Builder(q, filt, exact)
+    builder.tetrahedron(*(int(ids[i]) for i in (i0, i1, i2, i3)))
+    if len(ids) >= PREFILTER_MIN_POINTS:
+        # The hull of the extreme points along 26 directions first: the assign() of the whole
+        # cloud below then drops everything inside it with one matrix product.
+        builder.assign(ids[np.unique(np.argmax(sub @ _DIRS.T, axis=0))])
+        builder.run()
+    builder.assign(ids)
+    builder.run()
+    corners, faces, near = builder.result()
+    return (3, corners, faces), near
+
+
+def _polygon(sub: np.ndarray, normal: np.ndarray, tol: float) -> list:
+    """Rows of ``sub`` (coplanar) forming its convex polygon, counter-clockwise about ``normal``."""
+    u = np.cross(normal, _AXES[int(np.argmin(np.abs(_AXES @ normal)))])
+    u /= np.linalg.norm(u)
+    w = np.cross(normal, u)  # (u, w, normal) right-handed: CCW in (u, w) is CCW seen from normal
+    xy = np.stack((sub @ u, sub @ w), axis=1)
+    cand = np.arange(len(sub))
+    if len(sub) >= PREFILTER_MIN_POINTS:
+        # Drop points strictly inside the polygon of the extremes along 16 directions.
+        ang = np.arange(16) * (2.0 * math.pi / 16) + 0.0123
+        dirs = np.stack((np.cos(ang), np.sin(ang)), axis=1)
+        ext = np.unique(np.argmax(xy @ dirs.T, axis=0))
+        ring = [int(ext[i]) for i in _monotone_chain(xy[ext].tolist(), tol)]
+        if len(ring) >= 3:
+            a = xy[ring]
+            edge = np.roll(a, -1, axis=0) - a
+            edge /= np.linalg.norm(edge, axis=1)[:, None]
+            # signed distance to the left of each CCW edge; inside means left of all by > tol
+            left = (xy[:, None, 1] - a[None, :, 1]) * edge[None, :, 0] \
+                - (xy[:, None, 0] - a[None, :, 0]) * edge[None, :, 1]
+            cand = np.nonzero(~(left.min(axis=1) > tol))[0]
+    chain = _monotone_chain(xy[cand].tolist(), tol)
+    return [int(cand[i]) for i in chain]
+
+
+def _monotone_chain(pts: list, tol: float) -> list:
+    """Indices of the strict corners of a 2D point list, counter-clockwise (Andrew's scan)."""
+    order = sorted(range(len(pts)), key=pts.__getitem__)
+
+    def half(seq):
+        out = []
+        for i in seq:
+            bx, by = pts[i]
+            while len(out) >= 2:
+                ox, oy = pts[out[-2]]
+                ax, ay = pts[out[-1]]
+                # a is kept only if it lies right of o->b by more than tol (a strict left turn)
+                cross = (ax - ox) * (by - oy) - (ay - oy) * (bx - ox)
+                if cross > tol * math.hypot(bx - ox, by - oy):
+                    break
+                out.pop()
+            out.append(i)
+        return out
+
+    lower = half(order)
+    upper = half(reversed(order))
+    ring = lower[:-1] + upper[:-1]
+    if len(ring) == 2 and pts[ring[0]] == pts[ring[1]]:
+        ring = ring[:1]
+    return ring
+
+
+# --- exact predicates ----------------------------------------------------------------------------
+
+def _integers(coords: tuple) -> list:
+    """The floats ``coords`` as integers on one common power-of-two scale (exactly)."""
+    ratios = [t.as_integer_ratio() for t in coords]  # denominators are powers of two
+    bits = max(d.bit_length() for _, d in ratios)
+    return [n << (bits - d.bit_length()) for n, d in ratios]
+
+
+def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
+    """Sign of ``((b - a) x (c - a)) . (p - a)``, exactly: +1 when p is above the face (a, b, c).
+
+    The float determinant decides when it exceeds its rounding bound, else integers do.
+    """
+    ax, ay, az = a
+    ux, uy, uz = b[0] - ax, b[1] - ay, b[2] - az
+    vx, vy, vz = c[0] - ax, c[1] - ay, c[2] - az
+    wx, wy, wz = p[0] - ax, p[1] - ay, p[2] - az
+    det = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx)
+    permanent = (abs(wx) * (abs(uy * vz) + abs(uz * vy)) + abs(wy) * (abs(uz * vx) + abs(ux * vz))
+                 + abs(wz) * (abs(ux * vy) + abs(uy * vx)))
+    if abs(det) > ORIENT_ERRBOUND * permanent:
+        return 1 if det > 0.0 else -1
+    ax, ay, az, bx, by, bz, cx, cy, cz, px, py, pz = _integers((*a, *b, *c, *p))
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    vx, vy, vz = cx - ax, cy - ay, cz - az
+    wx, wy, wz = px - ax, py - ay, pz - az
+    det = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx)
+    return (det > 0) - (det < 0)
+
+
+def _exact_unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
+    """``(b - a) x (c - a)`` computed exactly and rounded once to a unit vector (None if zero)."""
+    ax, ay, az, bx, by, bz, cx, cy, cz = _integers((*a, *b, *c))
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    vx, vy, vz = cx - ax, cy - ay, cz - az
+    n = (uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
+    big = max(abs(t) for t in n)
+    if big == 0:
+        return None
+    nx, ny, nz = (t / big for t in n)  # int / int is correctly rounded
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    return nx / length, ny / length, nz / length
+
+
+def _unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
+    """Unit normal of the triangle (a, b, c), counter-clockwise; exact for slivers."""
+    ux, uy, uz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    vx, vy, vz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if length < EXACT_NORMAL_SIN * math.sqrt((ux * ux + uy * uy + uz * uz)
+                                             * (vx * vx + vy * vy + vz * vz)):
+        n = _exact_unit_normal(a, b, c)
+        if n is None:
+            raise QuickhullError("a hull face has no area (the eye was on a horizon edge)")
+        return n
+    return nx / length, ny / length, nz / length
+
+
+# --- the 3D main loop ----------------------------------------------------------------------------
+
+# The two edges to continue with after entering a face by edge k (counter-clockwise order).
+_NEXT_EDGES = ((1, 2), (2, 0), (0, 1))
+
+
+class _Builder:
+    """Triangles with neighbour links, outside sets and the Quickhull loop (indices into ``q``).
+
+    Face ``f`` has vertices ``fv[f] = (a, b, c)`` counter-clockwise seen from outside, and
+    ``fnb[f][k]`` is the face across its edge k (a->b, b->c, c->a). Removed faces are only marked
+    dead, never reused, so no index held anywhere goes stale.
+
+    Visibility ("is the eye above face f?", ``above``) uses the float distance
+    ``fn[f] . p - fo[f]`` when it is beyond ``filt`` either way, else ``_orient``: the decisions
+    of exact arithmetic. Outside sets take only points clearly (by more than ``filt``) above a
+    face; the points within ``filt`` are collected in ``near`` for the caller to verify against
+    the final hull -- or, with ``exact``, also decided exactly (the fallback that drops nothing).
+    """
+
+    def __init__(self, q: np.ndarray, filt: float, exact: bool) -> None:
+        self.q = q
+        self.filt = filt
+        self.exact = exact
+        self.near: list = []     # dropped points within ``filt`` of a plane (when not exact)
+        self.fv: list = []
+        self.fn: list = []       # unit outward normals (tuples)
+        self.fo: list = []       # plane offsets: n . x == fo on the plane
+        self.fnb: list = []
+        self.alive: list = []
+        self.out: list = []      # outside set: int array, a list when small, or None
+        self.far: list = []      # the farthest point of the outside set
+        self.pending: list = []  # faces that may have a non-empty outside set (a stack)
+        self.xyz: dict = {}      # float coordinate tuples of every point the loop may touch
+        self.steps = 0
+        self.cap = len(q) + ITERATION_SLACK
+
+    def point(self, i: int) -> tuple:
+        t = self.xyz.get(i)
+        if t is None:
+            t = self.xyz[i] = tuple(self.q[i].tolist())
+        return t
+
+    def above(self, f: int, p: tuple) -> bool:
+        """Is ``p`` strictly above the plane of face ``f``? (exact decision)"""
+        nx, ny, nz = self.fn[f]
+        d = nx * p[0] + ny * p[1] + nz * p[2] - self.fo[f]
+        if d > self.filt:
+            return True
+        if d < -self.filt:
+            return False
+        a, b, c = self.fv[f]
+        xyz = self.xyz
+        return _orient(xyz[a], xyz[b], xyz[c], p) > 0
+
+    def add_face(self, a: int, b: int, c: int) -> int:
+        pa, pb, pc = self.point(a), self.point(b), self.point(c)
+        nx, ny, nz = _unit_normal(pa, pb, pc)
+        f = len(self.fv)
+        self.fv.append((a, b, c))
+        self.fn.append((nx, ny, nz))
+        # offset through the centroid: averages the rounding of the three vertices
+        self.fo.append((nx * (pa[0] + pb[0] + pc[0]) + ny * (pa[1] + pb[1] + pc[1])
+                        + nz * (pa[2] + pb[2] + pc[2])) / 3.0)
+        self.fnb.append([-1, -1, -1])
+        self.alive.append(True)
+        self.out.append(None)
+        self.far.append(-1)
+        return f
+
+    def tetrahedron(self, i0: int, i1: int, i2: int, i3: int) -> None:
+        """The initial simplex (i3 is off the plane of the others by more than the tolerance)."""
+        pts = [self.point(i) for i in (i0, i1, i2, i3)]
+        tris = [(i0, i1, i2), (i0, i3, i1), (i1, i3, i2), (i2, i3, i0)]
+        if _orient(*pts) > 0:  # i3 above (i0, i1, i2): every triangle is inside out
+            tris = [(a, c, b) for a, b, c in tris]
+        faces = [self.add_face(a, b, c) for a, b, c in tris]
+        edge_face = {}
+        for f in faces:
+            a, b, c = self.fv[f]
+            for e in ((a, b), (b, c), (c, a)):
+                edge_face[e] = f
+        for f in faces:
+            a, b, c = self.fv[f]
+            self.fnb[f] = [edge_face[(b, a)], edge_face[(c, b)], edge_face[(a, c)]]
+
+    # --- outside sets -----------------------------------------------------------------------------
+    def assign(self, pts: np.ndarray) -> None:
+        """Distribute ``pts`` over all live faces (one matrix product per chunk)."""
+        faces = [f for f in range(len(self.fv)) if self.alive[f]]
+        normals = np.array([self.fn[f] for f in faces])
+        offsets = np.array([self.fo[f] for f in faces])
+        for s in range(0, len(pts), ASSIGN_CHUNK):
+            chunk = pts[s:s + ASSIGN_CHUNK]
+            self._classify(faces, chunk, self.q[chunk] @ normals.T - offsets)
+
+    def _classify(self, faces: list, pts: np.ndarray, dist: np.ndarray) -> None:
+        """Give each of ``pts`` to a face of ``faces`` it is above (``dist``: float distances)."""
+        best = np.argmax(dist, axis=1)
+        top = dist[np.arange(len(pts)), best]
+        sure = top > self.filt
+        unsure = np.nonzero(~sure & (top >= -self.filt))[0]
+        labels, dists, pts_out = best[sure], top[sure], pts[sure]
+        if len(unsure) and not self.exact:
+            self.near.append(pts[unsure])  # within rounding of a plane: dropped, checked later
+        elif len(unsure):
+            # Near a plane: try the faces the point might be above, nearest-above first.
+            extra = []
+            self.xyz.update(zip(pts[unsure].tolist(), self.q[pts[unsure]].tolist()))
+            for r in unsure.tolist():
+                i = int(pts[r])
+                p = self.xyz[i]
+                for j in np.argsort(-dist[r]).tolist():
+                    if dist[r, j] < -self.filt:
+                        break
+                    if self.above(faces[j], p):
+                        extra.append((i, j, float(dist[r, j])))
+                        break
+            if extra:
+                pts_out = np.concatenate((pts_out, np.array([e[0] for e in extra], dtype=np.intp)))
+                labels = np.concatenate((labels, np.array([e[1] for e in extra], dtype=np.intp)))
+                dists = np.concatenate((dists, np.array([e[2] for e in extra])))
+        if len(pts_out):
+            # Every outside point may later be an eye or be redistributed in plain Python.
+            self.xyz.update(zip(pts_out.tolist(), self.q[pts_out].tolist()))
+            self._distribute(faces, pts_out, labels, dists)
+
+    def _distribute(self, faces: list, pts, labels, dists) -> None:
+        # Sort by face, farthest first: each face's slice starts with its eye.
+        order = np.lexsort((-dists, labels))
+        pts = pts[order]
+        counts = np.bincount(labels, minlength=len(faces))
+        start = 0
+        for j, n in enumerate(counts.tolist()):
+            if n:
+                f = faces[j]
+                chunk = pts[start:start + n]
+                if self.out[f] is not None:  # assign() after run(): sets are empty, but be safe
+                    chunk = np.concatenate((np.asarray(self.out[f], dtype=np.intp), chunk))
+                    self.far[f] = self._farthest(f, chunk.tolist())
+                else:
+                    self.far[f] = int(chunk[0])
+                # small sets as lists: the late steps of the loop stay in plain Python
+                self.out[f] = chunk.tolist() if n <= SMALL_REDISTRIBUTE else chunk
+                self.pending.append(f)
+                start += n
+
+    def _farthest(self, f: int, pts: list) -> int:
+        nx, ny, nz = self.fn[f]
+        xyz = self.xyz
+        return max(pts, key=lambda i: nx * xyz[i][0] + ny * xyz[i][1] + nz * xyz[i][2])
+
+    # --- main loop --------------------------------------------------------------------------------
+    def run(self) -> None:
+        fv, fn, fo, fnb = self.fv, self.fn, self.fo, self.fnb
+        alive, out, far, pending = self.alive, self.out, self.far, self.pending
+        xyz, q = self.xyz, self.q
+        while pending:
+            f = pending.pop()
+            if not alive[f] or out[f] is None:
+                continue
+            self.steps += 1
+            if self.steps > self.cap:
+                raise QuickhullError(f"Quickhull exceeded its iteration cap ({self.cap} steps)")
+            eye = far[f]
+            ex, ey, ez = xyz[eye]
+            visible, horizon = self._horizon(f, (ex, ey, ez))
+            # The horizon is one simple cycle a0->a1->...->a0 in exact arithmetic (the visible
+            # region of a convex polytope is a disc); anything else is a bug, not bad input.
+            m = len(horizon)
+            starts = [e[0] for e in horizon]
+            if m < 3 or any(horizon[i - 1][1] != starts[i] for i in range(m)) \
+                    or len(set(starts)) != m:
+                raise QuickhullError("the horizon of an eye point is not a simple cycle")
+            # The cone of new faces: horizon edge a->b keeps its orientation, apex at the eye.
+            # Its normal is (a - eye) x (b - eye), the same as (b - a) x (eye - a).
+            rel = {}
+            for a in starts:
+                x, y, z = xyz[a]
+                rel[a] = (x - ex, y - ey, z - ez)
+            first = len(fv)
+            for i, (a, b, h, slot) in enumerate(horizon):
+                ux, uy, uz = rel[a]
+                vx, vy, vz = rel[b]
+                nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+                area2 = math.sqrt(nx * nx + ny * ny + nz * nz)
+                if area2 < EXACT_NORMAL_SIN * math.sqrt((ux * ux + uy * uy + uz * uz)
+                                                        * (vx * vx + vy * vy + vz * vz)):
+                    # a sliver: its rounded cross product has lost its direction
+                    nx, ny, nz = _unit_normal(xyz[a], xyz[b], (ex, ey, ez))
+                else:
+                    nx, ny, nz = nx / area2, ny / area2, nz / area2
+                fv.append((a, b, eye))
+                fn.append((nx, ny, nz))
+                # through the centroid (averages the rounding of the three vertices)
+                fo.append(nx * (ex + (ux + vx) / 3.0) + ny * (ey + (uy + vy) / 3.0)
+                          + nz * (ez + (uz + vz) / 3.0))
+                # across a->b: the kept neighbour; b->eye: the next cone face; eye->a: the previous
+                fnb.append([h, first + (i + 1) % m, first + (i - 1) % m])
+                fnb[h][slot] = first + i
+                alive.append(True)
+                out.append(None)
+                far.append(-1)
+            orphans = []
+            count = 0
+            for g in visible:
+                alive[g] = False
+                o = out[g]
+                if o is not None:
+                    orphans.append(o)
+                    count += len(o)
+                    out[g] = None
+            if count <= SMALL_REDISTRIBUTE:
+                if count > 1:
+                    self._redistribute_small(first, [i for o in orphans for i in o if i != eye])
+                continue
+            pts = np.concatenate(orphans)
+            pts = pts[pts != eye]
+            normals = np.array(fn[first:])
+            offsets = np.array(fo[first:])
+            # Points above no new face are inside the new hull and are dropped for good.
+            self._classify(list(range(first, first + m)), pts, q[pts] @ normals.T - offsets)
+
+    def _redistribute_small(self, first: int, pts: list) -> None:
+        """``_classify`` for a handful of orphaned points, in plain Python."""
+        fn, fo, xyz, filt = self.fn, self.fo, self.xyz, self.filt
+        planes = [(nx, ny, nz, o, g) for g, ((nx, ny, nz), o)
+                  in enumerate(zip(fn[first:], fo[first:]), first)]
+        groups: dict = {}
+        for i in pts:
+            x, y, z = p = xyz[i]
+            best_d, best_g = -math.inf, -1
+            for nx, ny, nz, o, g in planes:
+                d = nx * x + ny * y + nz * z - o
+                if d > best_d:
+                    best_d, best_g = d, g
+                    if d > filt:
+                        break  # the first face it is clearly above will do
+            if best_d <= filt:
+                if best_d < -filt:
+                    continue
+                if not self.exact:
+                    self.near.append([i])
+                    continue
+                near = sorted(((nx * x + ny * y + nz * z - o, g) for nx, ny, nz, o, g in planes),
+                              reverse=True)
+                best_g = next((g for d, g in near if d >= -filt and self.above(g, p)), -1)
+                if best_g < 0:
+                    continue
+            group = groups.get(best_g)
+            if group is None:
+                groups[best_g] = [best_d, i, [i]]
+            else:
+                group[2].append(i)
+                if best_d > group[0]:
+                    group[0], group[1] = best_d, i
+        out, far, pending = self.out, self.far, self.pending
+        for g, (_, top, members) in groups.items():
+            out[g] = members
+            far[g] = top
+            pending.append(g)
+
+    def _horizon(self, f: int, eye: tuple):
+        """Faces visible from the eye, and the horizon as ordered ``(a, b, h, slot)`` edges.
+
+        ``a->b`` is an edge of a visible face whose neighbour ``h`` is not visible, and
+        ``fnb[h][slot]`` points back across it. Depth first from ``f``; each entered face goes on
+        with the edges after the one it was entered by, so the horizon comes out as one
+        counter-clockwise cycle seen from the eye.
+        """
+        fv, fn, fo, fnb, filt = self.fv, self.fn, self.fo, self.fnb, self.filt
+        ex, ey, ez = eye
+        seen = {f: True}
+        visible = [f]
+        horizon = []
+        frames = [(f, iter((0, 1, 2)))]
+        while frames:
+            g, edges = frames[-1]
+            k = next(edges, -1)
+            if k < 0:
+                frames.pop()
+                continue
+            h = fnb[g][k]
+            vis = seen.get(h)
+            if vis is None:
+                nx, ny, nz = fn[h]
+                d = nx * ex + ny * ey + nz * ez - fo[h]
+                vis = d > filt or (d >= -filt and self.above(h, eye))
+                seen[h] = vis
+                if vis:
+                    visible.append(h)
+                    kin = fnb[h].index(g)
+                    frames.append((h, iter(_NEXT_EDGES[kin])))
+                    continue
+            if not vis:
+                tri = fv[g]
+                horizon.append((tri[k], tri[k - 2], h, fnb[h].index(g)))
+        return visible, horizon
+
+    def result(self):
+        """Sorted corner indices, faces (indices into q) and the dropped near points."""
+        faces = np.array([self.fv[f] for f in range(len(self.fv)) if self.alive[f]], dtype=np.intp)
+        near = np.unique(np.concatenate([np.asarray(n, dtype=np.intp) for n in self.near]
+                                        or [np.zeros(0, dtype=np.intp)]))
+        return np.unique(faces), faces, near
+
+
+# --- cleanup -------------------------------------------------------------------------------------
+
+def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, tol: float,
+               rounding: float) -> np.ndarray:
+    """Per corner: may it go, being within ``tol`` of the convex hull of its neighbours?
+
+    Cheap bound first: for any unit direction d, the distance from v to the hull of its
+    neighbours u is at least min over u of d . (v - u). With d the sum of v's face normals (inside
+    its normal cone) that bound clears every true corner of an ordinary hull at once. The few
+    left are measured against triangles of neighbours: each neighbour with each edge of the link
+    (the polygon of neighbours), which contain v when v is mid-face or mid-edge.
+
+    Vertices within ``rounding`` all go (they are on their neighbours' hull). Of those merely
+    within ``tol``, no two neighbours go in one pass: each then keeps its whole neighbourhood, so
+    it stays within ``tol`` of the rebuilt hull (a close pair on a circle must lose one point, not
+    both).
+    """
+    n = _face_normals(q, faces)
+    local = np.searchsorted(corners, faces)
+    m = len(corners)
+    src = local.ravel()
+    dst = np.roll(local, -1, axis=1).ravel()  # directed edges a->b, b->c, c->a
+    cone = np.stack([np.bincount(src, weights=np.repeat(n[:, c], 3), minlength=m)
+                     for c in range(3)], axis=1)
+    cone /= np.maximum(np.linalg.norm(cone, axis=1), np.finfo(float).tiny)[:, None]
+    qc = q[corners]
+    drop = np.einsum("ij,ij->i", cone[src], qc[src] - qc[dst])
+    margin = np.full(m, np.inf)
+    np.minimum.at(margin, src, drop)
+    removable = np.zeros(m, dtype=bool)
+    suspects = np.nonzero(margin <= tol)[0]
+    if len(suspects) == 0:
+        return removable
+    # the link edge of each corner of each face is the face's opposite edge
+    link_a = dst
+    link_b = np.roll(local, -2, axis=1).ravel()
+    order = np.argsort(src, kind="stable")
+    bounds = np.searchsorted(src[order], np.arange(m + 1))
+    near = []
+    for v in suspects.tolist():
+        rows = order[bounds[v]:bounds[v + 1]]
+        ea, eb = link_a[rows], link_b[rows]
+        nbrs = np.unique(ea)
+        tri_a = np.repeat(nbrs, len(ea))
+        tri_b = np.tile(ea, len(nbrs))
+        tri_c = np.tile(eb, len(nbrs))
+        dist = _point_triangles_distance(qc[v], qc[tri_a], qc[tri_b], qc[tri_c])
+        if dist <= rounding:
+            removable[v] = True
+        elif dist <= tol:
+            near.append((dist, v, nbrs))
+    blocked = set()
+    for _, v, nbrs in sorted(near, key=lambda t: t[0]):  # the closest to their neighbours first
+        nb = nbrs.tolist()
+        if v not in blocked and not any(removable[u] for u in nb):
+            removable[v] = True
+            blocked.update(nb)
+    return removable
+
+
+def _point_triangles_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+    """Distance from ``p`` to the nearest of the triangles (a[i], b[i], c[i]) (any may be flat)."""
+    best = np.inf
+    for s, t in ((a, b), (b, c), (c, a)):
+        e = t - s
+        ee = np.einsum("ij,ij->i", e, e)
+        u = np.clip(np.einsum("ij,ij->i", p - s, e) / np.where(ee > 0.0, ee, 1.0), 0.0, 1.0)
+        best = min(best, float(np.min(np.linalg.norm(p - s - u[:, None] * e, axis=1))))
+    n = np.cross(b - a, c - a)
+    inside = np.ones(len(a), dtype=bool)
+    for s, t in ((a, b), (b, c), (c, a)):  # the projection of p is left of every edge
+        inside &= np.einsum("ij,ij->i", np.cross(t - s, p - s), n) >= 0.0
+    nn = np.linalg.norm(n, axis=1)
+    inside &= nn > 0.0
+    if inside.any():
+        h = np.abs(np.einsum("ij,ij->i", p - a[inside], n[inside])) / nn[inside]
+        best = min(best, float(np.min(h)))
+    return best
+
+
+def _face_normals(q: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """Unit normals of ``faces``, with the slivers' recomputed exactly (see EXACT_NORMAL_SIN)."""
+    pos = q[faces]
+    u, v = pos[:, 1] - pos[:, 0], pos[:, 2] - pos[:, 0]
+    n = np.cross(u, v)
+    length = np.linalg.norm(n, axis=1)
+    sliver = length < EXACT_NORMAL_SIN * np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
+    n[~sliver] /= length[~sliver, None]
+    for f in np.nonzero(sliver)[0].tolist():
+        a, b, c = pos[f].tolist()
+        n[f] = _exact_unit_normal(a, b, c) or (0.0, 0.0, 0.0)
+    return n
+
+
+def _height_above(q: np.ndarray, faces: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """How far above the closed hull's face planes each of ``pts`` lies (<= 0: inside)."""
+    n = _face_normals(q, faces)
+    off = np.einsum("ij,ij->i", n, q[faces].mean(axis=1))
+    out = np.empty(len(pts))
+    for s in range(0, len(pts), ASSIGN_CHUNK):
+        chunk = pts[s:s + ASSIGN_CHUNK]
+        out[s:s + len(chunk)] = np.max(q[chunk] @ n.T - off, axis=1)
+    return out
+
+
+# --- output --------------------------------------------------------------------------------------
+
+def _package(p: np.ndarray, hull, tol: float) -> HullData:
+    dim, corners, extra = hull
+    corners = np.asarray(corners, dtype=np.intp)
+    vertices = p[corners].copy()
+    m = len(corners)
+    if dim == 3:
+        faces = np.searchsorted(corners, extra).astype(np.intp)
+        src = faces.ravel()
+        dst = np.roll(faces, -1, axis=1).ravel()
+        order = np.lexsort((dst, src))
+        src, dst = src[order], dst[order]
+        bounds = np.searchsorted(src, np.arange(m + 1))
+        dl = dst.tolist()
+        adjacency = tuple(tuple(dl[bounds[i]:bounds[i + 1]]) for i in range(m))
+        return HullData(vertices, faces, adjacency, 3, None, tol, corners)
+    if dim == 2:
+        faces = np.array([(0, i, i + 1) for i in range(1, m - 1)], dtype=np.intp).reshape(-1, 3)
+        adjacency = tuple(((i - 1) % m, (i + 1) % m) for i in range(m))
+        return HullData(vertices, faces, adjacency, 2, np.asarray(extra, dtype=float), tol, corners)
+    faces = np.zeros((0, 3), dtype=np.intp)
+    adjacency = ((1,), (0,)) if dim == 1 else ((),)
+    return HullData(vertices, faces, adjacency, dim, None, tol, corners)

@@ -1,0 +1,144 @@
+"""Hull benchmarks: Quickhull build time (against Blender's bmesh.ops.convex_hull when bpy is
+importable), support-call cost of scanning vs hill-climbing, and vertices visited per support
+call under frame coherence (the issue asks for O(1))."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import numpy as np
+
+from convex_tools.core.hull import CountingHull, Hull
+from convex_tools.core.quickhull import convex_hull
+
+SEED = 20240601
+
+
+def _median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _cube(rng, n):
+    return rng.uniform(-1.0, 1.0, (n, 3))
+
+
+def _sphere(rng, n):
+    p = rng.normal(size=(n, 3))
+    return p / np.linalg.norm(p, axis=1)[:, None]
+
+
+def _blender_hull_time(points, runs: int):
+    """Median seconds of bmesh.ops.convex_hull alone (vertex creation excluded), or None."""
+    try:
+        import bpy  # noqa: F401  (bmesh needs Blender's module initialised)
+        import bmesh
+    except ImportError:
+        return None, None
+    times, count = [], 0
+    for _ in range(runs):
+        bm = bmesh.new()
+        for p in points.tolist():
+            bm.verts.new(p)
+        verts = list(bm.verts)
+        start = time.perf_counter()
+        result = bmesh.ops.convex_hull(bm, input=verts)
+        times.append(time.perf_counter() - start)
+        count = sum(isinstance(g, bmesh.types.BMVert) for g in result["geom"])
+        bm.free()
+    return statistics.median(times), count
+
+
+def _build_table(rng, quick: bool) -> None:
+    runs = 1 if quick else 3
+    cases = [("random cube", _cube, 20_000 if quick else 100_000),
+             ("sphere (all on hull)", _sphere, 4_000 if quick else 20_000)]
+    print(f"{'build':<22}{'points':>8}{'hull verts':>12}{'ours ms':>10}{'bmesh ms':>10}"
+          f"{'ratio':>8}")
+    for name, make, n in cases:
+        pts = make(rng, n)
+        ours = _median_time(lambda: convex_hull(pts), runs)
+        verts = len(convex_hull(pts).vertices)
+        theirs, their_verts = _blender_hull_time(pts, runs)
+        if theirs is None:
+            tail = f"{'-':>10}{'-':>8}"
+        else:
+            tail = f"{theirs * 1e3:>10.1f}{ours / theirs:>7.1f}x"
+            if their_verts != verts:
+                tail += f"  (bmesh kept {their_verts} vertices)"
+        print(f"{name:<22}{n:>8}{verts:>12}{ours * 1e3:>10.1f}{tail}")
+
+
+def _rotating(n_steps: int, step_deg: float):
+    """Unit directions turning by ``step_deg`` per step about a fixed oblique axis."""
+    axis = np.array([0.3, 1.0, 0.2])
+    axis /= np.linalg.norm(axis)
+    d = np.array([1.0, 0.2, 0.1])
+    d /= np.linalg.norm(d)
+    c, s = math.cos(math.radians(step_deg)), math.sin(math.radians(step_deg))
+    out = []
+    for _ in range(n_steps):
+        # Rodrigues' rotation of d about the axis
+        d = d * c + np.cross(axis, d) * s + axis * np.dot(axis, d) * (1.0 - c)
+        out.append(tuple(d.tolist()))
+    return out
+
+
+def _us_per_call(support, dirs, runs: int) -> float:
+    def loop():
+        for x, y, z in dirs:
+            support(x, y, z)
+    return _median_time(loop, runs) / len(dirs) * 1e6
+
+
+def _support_table(rng, quick: bool) -> None:
+    calls = 300 if quick else 2000
+    runs = 3 if quick else 5
+    random_dirs = [tuple(d) for d in rng.normal(size=(calls, 3)).tolist()]
+    coherent = _rotating(calls, 0.5)
+    print(f"\n{'support µs/call':<18}{'scan':>8}{'numpy':>8}{'climb rnd':>11}{'climb coh':>11}")
+    for m in (50, 500, 10_000):
+        pts = _sphere(rng, m)
+        scan, climb = Hull(pts, search="scan"), Hull(pts, search="climb")
+        v = scan.vertices
+
+        def argmax(x, y, z, v=v):
+            return v[int(np.argmax(v @ (x, y, z)))]
+
+        few = random_dirs[:max(20, calls * 50 // m)]  # scanning 10k vertices is slow
+        row = (_us_per_call(scan.support_xyz, few, runs),
+               _us_per_call(argmax, random_dirs, runs),
+               _us_per_call(climb.support_xyz, random_dirs, runs),
+               _us_per_call(climb.support_xyz, coherent, runs))
+        print(f"{m:>8} vertices" + "".join(f"{t:>{w}.1f}" for t, w in zip(row, (8, 8, 11, 11))))
+
+
+def _visits_table(rng, quick: bool) -> None:
+    m = 2_000 if quick else 10_000
+    steps = 200 if quick else 1000
+    hull = CountingHull(_sphere(rng, m))
+    print(f"\nvertices evaluated per support call, {len(hull.vertices)}-vertex sphere hull,"
+          f" warm start, {steps} calls:")
+    print(f"{'direction per call':<26}{'mean':>8}{'max':>8}")
+    patterns = [("turned 0.5°", _rotating(steps, 0.5)), ("turned 5°", _rotating(steps, 5.0)),
+                ("random", [tuple(d) for d in rng.normal(size=(steps, 3)).tolist()])]
+    for name, dirs in patterns:
+        hull.support_xyz(*dirs[0])  # start warm
+        hull.reset_visits()
+        for x, y, z in dirs:
+            hull.support_xyz(x, y, z)
+        total, calls, most = hull.visits
+        print(f"{name:<26}{total / calls:>8.1f}{most:>8}")
+
+
+def run(args) -> None:
+    rng = np.random.default_rng(SEED)
+    _build_table(rng, args.quick)
+    _support_table(rng, args.quick)
+    _visits_table(rng, args.quick)

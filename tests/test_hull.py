@@ -1,0 +1,450 @@
+"""Quickhull (convex_tools.core.quickhull) and the Hull shape's hill-climbing support mapping."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convex_tools.core import quickhull
+from convex_tools.core.hull import CountingHull, Hull
+from convex_tools.core.quickhull import QuickhullError, convex_hull
+
+CUBE = np.array([(x, y, z) for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
+
+
+def sphere_points(rng, n, radius=1.0):
+    p = rng.normal(size=(n, 3))
+    return radius * p / np.linalg.norm(p, axis=1)[:, None]
+
+
+def random_rotation(rng):
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    return q * np.sign(np.diag(r))
+
+
+def face_planes(vertices, faces):
+    """Unit outward normals and offsets of the triangles, in extended precision (so the checks
+    measure the hull, not the rounding of thin triangles' normals)."""
+    v = vertices.astype(np.longdouble)
+    a, b, c = v[faces[:, 0]], v[faces[:, 1]], v[faces[:, 2]]
+    n = np.cross(b - a, c - a)
+    length = np.sqrt(np.sum(n * n, axis=1))
+    assert np.all(length > 0), "a face has zero area"
+    n /= length[:, None]
+    return n, np.sum(n * a, axis=1)
+
+
+def exact_height(p, a, b, c):
+    """((b - a) x (c - a)) . (p - a) in exact rational arithmetic, divided by |b - a||c - a|."""
+    p, a, b, c = ([Fraction(float(x)) for x in t] for t in (p, a, b, c))
+    u = [b[i] - a[i] for i in range(3)]
+    v = [c[i] - a[i] for i in range(3)]
+    w = [p[i] - a[i] for i in range(3)]
+    n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+    return float(sum(n[i] * w[i] for i in range(3))) / (
+        math.dist(b, a) * math.dist(c, a) or 1.0)
+
+
+def assert_convex(v, f, n, off):
+    """No vertex above a face plane. Extended precision screens the pairs; those it cannot
+    clear (thin triangles magnify its rounding) are decided in exact arithmetic."""
+    height = v.astype(np.longdouble) @ n.T - off
+    height[f, np.arange(len(f))[:, None]] = -1.0  # a face's own corners are on its plane
+    for i, j in zip(*np.nonzero(height > 0)):
+        assert exact_height(v[i], *v[f[j]]) <= 0, f"vertex {i} is above face {j}"
+
+
+def assert_closed_convex_hull(points, h):
+    """Everything a solid hull promises: closed oriented surface, convex, containing the input."""
+    assert h.dim == 3
+    v, f = h.vertices, h.faces
+    assert np.all(np.isfinite(v))
+    np.testing.assert_array_equal(v, points[h.indices])  # vertices are input points
+    # every directed edge once, and its reverse too: a closed, consistently oriented surface
+    directed = {(t[i], t[(i + 1) % 3]) for t in f.tolist() for i in range(3)}
+    assert len(directed) == 3 * len(f)
+    assert all((b, a) in directed for a, b in directed)
+    edges = len(directed) // 2
+    assert len(v) - edges + len(f) == 2  # Euler characteristic of a sphere
+    assert np.array_equal(np.unique(f), np.arange(len(v)))  # every vertex is used
+    n, off = face_planes(v, f)
+    centroid = v.astype(np.longdouble).mean(axis=0)
+    assert np.all(n @ centroid - off < 0), "a face normal points inward"
+    tol = h.tolerance
+    assert_convex(v, f, n, off)
+    # The construction is exact; only cleanup removals (each within tol) can leave points out.
+    assert np.max(points.astype(np.longdouble) @ n.T - off) <= tol
+    # adjacency is exactly the edge graph
+    graph = {}
+    for a, b in directed:
+        graph.setdefault(a, []).append(b)
+    for i, nbrs in enumerate(h.adjacency):
+        assert sorted(nbrs) == sorted(graph[i])
+
+
+def assert_all_corners(h):
+    """No vertex lies within tolerance of the hull of the other vertices (each is a corner)."""
+    v = h.vertices
+    for i in range(len(v)):
+        others = np.delete(v, i, axis=0)
+        rest = convex_hull(others)
+        if rest.dim == 3:
+            n, off = face_planes(rest.vertices, rest.faces)
+            assert np.max(n @ v[i].astype(np.longdouble) - off) > h.tolerance, f"vertex {i}"
+
+
+# --- Quickhull: ordinary inputs -----------------------------------------------------------------
+
+def test_cube_corners_with_interior_points_give_the_cube():
+    rng = np.random.default_rng(1)
+    points = np.vstack([rng.uniform(-0.99, 0.99, (500, 3)), CUBE])
+    h = convex_hull(points)
+    assert len(h.vertices) == 8 and len(h.faces) == 12  # 6 squares, 2 triangles each
+    assert {tuple(v) for v in h.vertices.tolist()} == {tuple(c) for c in CUBE.tolist()}
+    assert_closed_convex_hull(points, h)
+    assert all(len(nbrs) in (3, 4, 5, 6) for nbrs in h.adjacency)
+
+
+def test_tetrahedron_faces_are_counter_clockwise_from_outside():
+    points = np.array([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)])
+    h = convex_hull(points)
+    assert len(h.faces) == 4
+    v = h.vertices
+    for a, b, c in h.faces:
+        normal = np.cross(v[b] - v[a], v[c] - v[a])
+        # outward: the centroid (0.25, 0.25, 0.25) is behind every face
+        assert np.dot(normal, v.mean(axis=0) - v[a]) < 0
+
+
+def test_random_sphere_points_are_all_on_the_hull():
+    rng = np.random.default_rng(2)
+    points = sphere_points(rng, 2000)
+    h = convex_hull(points)
+    assert len(h.vertices) == 2000
+    assert len(h.faces) == 2 * 2000 - 4  # a triangulated sphere: F = 2V - 4
+    assert_closed_convex_hull(points, h)
+
+
+def test_random_cloud_hull_contains_every_point():
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(1000, 3))
+    h = convex_hull(points)
+    assert_closed_convex_hull(points, h)
+    assert_all_corners(h)
+
+
+def test_prefiltered_cloud_matches_unfiltered(monkeypatch):
+    rng = np.random.default_rng(4)
+    points = rng.uniform(-1, 1, (2000, 3))
+    filtered = convex_hull(points)
+    monkeypatch.setattr(quickhull, "PREFILTER_MIN_POINTS", 10 ** 9)
+    plain = convex_hull(points)
+    np.testing.assert_array_equal(filtered.indices, plain.indices)
+
+
+# --- Quickhull: degenerate inputs ---------------------------------------------------------------
+
+def test_duplicates_do_not_become_extra_vertices():
+    rng = np.random.default_rng(5)
+    points = np.vstack([CUBE] * 20 + [rng.uniform(-1, 1, (50, 3))])
+    points = points[rng.permutation(len(points))]
+    h = convex_hull(points)
+    assert len(h.vertices) == 8
+    assert_closed_convex_hull(points, h)
+
+
+def test_points_on_faces_and_edges_of_a_box_are_not_vertices():
+    rng = np.random.default_rng(6)
+    n = 3000
+    p = rng.uniform(-1, 1, (n, 3))
+    axis = rng.integers(3, size=n)
+    p[np.arange(n), axis] = np.sign(p[np.arange(n), axis])  # on a face
+    p[:300, (axis[:300] + 1) % 3] = 1.0  # and some on an edge
+    grid = np.mgrid[-1:1.01:0.5, -1:1.01:0.5, -1:1.01:0.5].reshape(3, -1).T
+    points = np.vstack([p, grid])
+    h = convex_hull(points)
+    assert {tuple(v) for v in h.vertices.tolist()} == {tuple(c) for c in CUBE.tolist()}
+    assert_closed_convex_hull(points, h)
+
+
+def test_rotated_integer_lattice_has_only_corner_vertices():
+    rng = np.random.default_rng(7)
+    lattice = np.mgrid[-2:3, -2:3, -2:3].reshape(3, -1).T.astype(float)
+    points = lattice @ random_rotation(rng).T  # rounding makes the faces only nearly flat
+    h = convex_hull(points)
+    assert len(h.vertices) == 8
+    assert_closed_convex_hull(points, h)
+
+
+def test_coplanar_points_give_a_flat_convex_polygon():
+    rng = np.random.default_rng(8)
+    square = np.array([(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)])
+    inside = rng.uniform(-1, 1, (500, 2))  # enough to take the prefiltered path
+    edge = np.stack((rng.uniform(-1, 1, 20), np.ones(20)), axis=1)  # collinear on one side
+    flat = np.vstack([inside, edge, square])
+    rotation = random_rotation(rng)
+    points = np.column_stack([flat, np.zeros(len(flat))]) @ rotation.T + (3.0, -2.0, 1.0)
+    h = convex_hull(points)
+    assert h.dim == 2
+    assert len(h.vertices) == 4
+    # the polygon is counter-clockwise about ``normal``, which is the plane's normal
+    np.testing.assert_allclose(abs(h.normal @ rotation[:, 2]), 1.0, atol=1e-12)
+    v = h.vertices
+    for i in range(4):
+        turn = np.cross(v[(i + 1) % 4] - v[i], v[(i + 2) % 4] - v[(i + 1) % 4])
+        assert turn @ h.normal > 0
+    # one-sided fan triangulation, counter-clockwise about the normal
+    assert h.faces.shape == (2, 3)
+    for a, b, c in h.faces:
+        assert np.cross(v[b] - v[a], v[c] - v[a]) @ h.normal > 0
+    assert h.adjacency == ((3, 1), (0, 2), (1, 3), (2, 0))
+
+
+def test_collinear_points_give_a_segment():
+    rng = np.random.default_rng(9)
+    t = np.concatenate([rng.uniform(-1, 2, 100), [-1.5, 2.5, 0.0, 0.0]])
+    points = np.outer(t, (1.0, 2.0, -0.5)) + (10.0, 0.0, 5.0)
+    h = convex_hull(points)
+    assert h.dim == 1
+    assert sorted(h.indices.tolist()) == [100, 101]
+    assert h.faces.shape == (0, 3)
+    assert h.adjacency == ((1,), (0,))
+
+
+def test_equal_points_give_a_single_point():
+    h = convex_hull(np.tile((1.5, -2.0, 3.0), (10, 1)))
+    assert h.dim == 0
+    np.testing.assert_array_equal(h.vertices, [(1.5, -2.0, 3.0)])
+    assert h.faces.shape == (0, 3)
+    assert h.adjacency == ((),)
+
+
+def test_one_two_and_three_points():
+    assert convex_hull([(1.0, 2.0, 3.0)]).dim == 0
+    assert convex_hull([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0)]).dim == 1
+    tri = convex_hull([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)])
+    assert tri.dim == 2 and len(tri.vertices) == 3 and len(tri.faces) == 1
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_result_does_not_depend_on_scale(scale, offset):
+    rng = np.random.default_rng(10)
+    base = np.vstack([sphere_points(rng, 300), rng.uniform(-0.5, 0.5, (300, 3)), CUBE * 0.5])
+    reference = convex_hull(base)
+    points = (base + offset) * scale
+    h = convex_hull(points)
+    np.testing.assert_array_equal(h.indices, reference.indices)
+    assert_closed_convex_hull(points, h)
+
+
+@pytest.mark.parametrize("thickness", [1e-12, 1e-10, 3e-10, 1e-9, 1e-8, 1e-6])
+def test_nearly_flat_slabs(thickness):
+    """Points within tolerance (1e-10 of the extent) of a plane are flat; thicker slabs are solid
+    and still exactly convex with every point inside."""
+    rng = np.random.default_rng(11)
+    slab = rng.uniform(-1, 1, (800, 3)) * (1.0, 1.0, thickness)
+    points = slab @ random_rotation(rng).T
+    h = convex_hull(points)
+    if thickness < 0.1 * quickhull.DIST_TOL_REL:
+        assert h.dim == 2
+    if thickness > 10 * quickhull.DIST_TOL_REL:
+        assert h.dim == 3
+    if h.dim == 3:
+        assert_closed_convex_hull(points, h)
+
+
+def _on_box_surface(rng, n):
+    """Points on the faces, edges and corners of the cube [-1, 1]^3 (some coordinates +-1)."""
+    p = rng.uniform(-1, 1, (n, 3))
+    pinned = rng.uniform(size=(n, 3)) < 0.5
+    p[pinned] = np.sign(p[pinned])
+    return p
+
+
+GENERATORS = {
+    "cloud": lambda rng: rng.normal(size=(int(rng.integers(4, 400)), 3)),
+    "lattice": lambda rng: rng.integers(-2, 3, (int(rng.integers(4, 300)), 3)).astype(float),
+    "cylinder": lambda rng: np.column_stack([
+        np.cos(t := rng.uniform(0, 2 * np.pi, 300)), np.sin(t), rng.choice([-1.0, 1.0], 300)]),
+    "box surface": lambda rng: _on_box_surface(rng, 300),
+    "few distinct": lambda rng: rng.normal(size=(6, 3))[rng.integers(6, size=200)],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATORS))
+@pytest.mark.parametrize("seed", range(4))
+def test_degenerate_families_give_valid_hulls(kind, seed):
+    rng = np.random.default_rng(100 + seed)
+    points = GENERATORS[kind](rng) @ random_rotation(rng).T
+    h = convex_hull(points)
+    if h.dim == 3:
+        assert_closed_convex_hull(points, h)
+        if len(h.vertices) <= 40:
+            assert_all_corners(h)
+
+
+def test_iteration_cap_raises_a_clear_error(monkeypatch):
+    rng = np.random.default_rng(12)
+    points = sphere_points(rng, 100)
+    monkeypatch.setattr(quickhull, "ITERATION_SLACK", -95)  # allow 5 steps for 100 points
+    with pytest.raises(QuickhullError, match="iteration cap"):
+        convex_hull(points)
+
+
+@pytest.mark.parametrize("bad", [
+    [], np.zeros((0, 3)), np.zeros((4, 2)), np.zeros((2, 3, 1)), [(0.0, 0.0, np.nan)],
+    [(0.0, np.inf, 0.0), (1.0, 1.0, 1.0)], "points", [("a", "b", "c")],
+])
+def test_bad_points_raise_value_error_naming_points(bad):
+    with pytest.raises(ValueError, match="points"):
+        convex_hull(bad)
+    with pytest.raises(ValueError, match="points"):
+        Hull(bad)
+
+
+# --- the Hull shape -------------------------------------------------------------------------------
+
+def brute_force_max(vertices, d):
+    return float(np.max(vertices @ d))
+
+
+def test_hull_exposes_vertices_faces_and_adjacency():
+    rng = np.random.default_rng(13)
+    h = Hull(np.vstack([CUBE, rng.uniform(-0.5, 0.5, (30, 3))]))
+    assert h.vertices.shape == (8, 3) and h.faces.shape == (12, 3)
+    assert len(h.adjacency) == 8 and h.dim == 3
+    with pytest.raises(ValueError):
+        h.vertices[0, 0] = 5.0  # read-only view of an immutable shape
+    with pytest.raises(AttributeError):
+        h.foo = 1
+
+
+def test_aabb_is_exact_and_center_is_inside():
+    rng = np.random.default_rng(14)
+    points = rng.normal(size=(500, 3)) * (1.0, 2.0, 0.5) + (5.0, -1.0, 2.0)
+    h = Hull(points)
+    lower, upper = h.aabb()
+    np.testing.assert_array_equal(lower, points.min(axis=0))
+    np.testing.assert_array_equal(upper, points.max(axis=0))
+    n, off = face_planes(h.vertices, h.faces)
+    assert np.all(n @ np.array(h.center_xyz(), dtype=np.longdouble) - off < 0)
+
+
+def test_support_of_the_cube_hull():
+    h = Hull(CUBE)
+    assert h.support_xyz(1.0, 2.0, 3.0) == (1.0, 1.0, 1.0)
+    np.testing.assert_array_equal(h.support((-1.0, 0.5, -0.1)), (-1.0, 1.0, -1.0))
+
+
+def _hull_cases():
+    rng = np.random.default_rng(15)
+    flat = np.column_stack([rng.normal(size=(60, 2)), np.zeros(60)]) @ random_rotation(rng).T
+    return {
+        "sphere 300": sphere_points(rng, 300),
+        "cloud 2000": rng.normal(size=(2000, 3)) * (3.0, 1.0, 0.2),
+        "small 12": rng.normal(size=(12, 3)),
+        "lattice": np.mgrid[-2:3, -2:3, -2:3].reshape(3, -1).T.astype(float),
+        "flat": flat,
+        "collinear": np.outer(rng.normal(size=20), (1.0, -2.0, 0.5)),
+        "point": np.tile((1.0, 2.0, 3.0), (5, 1)),
+        "tiny": sphere_points(rng, 100, 1e-6) + 1e-6,
+        "huge": sphere_points(rng, 100, 1e6),
+    }
+
+
+HULL_CASES = _hull_cases()
+
+
+@pytest.mark.parametrize("name", sorted(HULL_CASES))
+@pytest.mark.parametrize("search", ["climb", "scan", "auto"])
+def test_support_is_the_true_maximum_from_any_warm_start(name, search):
+    rng = np.random.default_rng(16)
+    h = Hull(HULL_CASES[name], search=search)
+    v = h.vertices
+    scale = float(np.max(np.abs(v)))
+    for _ in range(300):
+        d = rng.normal(size=3)
+        if search != "scan":
+            h.set_warm_start(int(rng.integers(len(v))))
+        s = h.support_xyz(*d.tolist())
+        assert s in {tuple(p) for p in v.tolist()}  # a vertex, as floats
+        assert np.dot(s, d) >= brute_force_max(v, d) - 1e-12 * scale * np.linalg.norm(d)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), n=st.integers(1, 120),
+       kind=st.sampled_from(["cloud", "sphere", "flat", "line", "point", "lattice"]),
+       steps=st.integers(1, 30))
+def test_support_property_against_brute_force(seed, n, kind, steps):
+    """Hill-climbing from whatever state earlier queries left behind returns a maximiser."""
+    rng = np.random.default_rng(seed)
+    points = {
+        "cloud": lambda: rng.normal(size=(n, 3)),
+        "sphere": lambda: sphere_points(rng, n),
+        "flat": lambda: np.column_stack([rng.normal(size=(n, 2)), np.zeros(n)]),
+        "line": lambda: np.outer(rng.normal(size=n), rng.normal(size=3)),
+        "point": lambda: np.tile(rng.normal(size=3), (n, 1)),
+        "lattice": lambda: rng.integers(-2, 3, (n, 3)).astype(float),
+    }[kind]() @ random_rotation(rng).T
+    h = Hull(points, search="climb")
+    v = h.vertices
+    scale = max(float(np.max(np.abs(v))), 1e-300)
+    d = rng.normal(size=3)
+    for _ in range(steps):
+        # a mix of small turns (coherent) and jumps (arbitrary warm state)
+        d = d + rng.normal(size=3) * (0.05 if rng.uniform() < 0.7 else 3.0)
+        s = h.support_xyz(*d.tolist())
+        assert np.dot(s, d) >= brute_force_max(v, d) - 1e-12 * scale * np.linalg.norm(d)
+
+
+def test_zero_direction_returns_a_vertex():
+    h = Hull(sphere_points(np.random.default_rng(17), 50))
+    assert h.support_xyz(0.0, 0.0, 0.0) in {tuple(p) for p in h.vertices.tolist()}
+
+
+def test_warm_start_follows_the_last_answer():
+    h = Hull(sphere_points(np.random.default_rng(18), 200))
+    i = h.support_index((0.3, -0.2, 0.9))
+    assert h.warm_start == i
+    np.testing.assert_array_equal(h.vertices[i], h.support((0.3, -0.2, 0.9)))
+    with pytest.raises(ValueError):
+        h.set_warm_start(len(h.vertices))
+
+
+def test_counting_hull_answers_like_hull():
+    rng = np.random.default_rng(19)
+    points = sphere_points(rng, 500)
+    plain, counted = Hull(points), CountingHull(points)
+    for d in rng.normal(size=(200, 3)).tolist():
+        assert plain.support_xyz(*d) == counted.support_xyz(*d)
+    total, calls, most = counted.visits
+    assert calls == 200 and 0 < most <= total
+
+
+def test_coherent_queries_visit_a_constant_number_of_vertices():
+    """Seed 000 §2: with frame coherence, hill-climbing is almost constant time."""
+    rng = np.random.default_rng(20)
+    means = []
+    for m in (500, 4000):
+        h = CountingHull(sphere_points(rng, m))
+        d = np.array([1.0, 0.0, 0.0])
+        turn = math.radians(0.5)
+        about_z = np.array([[math.cos(turn), -math.sin(turn), 0],
+                            [math.sin(turn), math.cos(turn), 0], [0, 0, 1]])
+        frame = random_rotation(np.random.default_rng(0))
+        rot = frame @ about_z @ frame.T  # 0.5° about an oblique axis
+        h.support_xyz(*d)
+        h.reset_visits()
+        for _ in range(300):
+            d = rot @ d
+            h.support_xyz(*d.tolist())
+        total, calls, most = h.visits
+        means.append(total / calls)
+        assert most <= 40
+    # ~one vertex and its ring of ~6 neighbours per call, whatever the hull size
+    assert max(means) < 15
+    assert means[1] < 1.5 * means[0]
