@@ -83,9 +83,10 @@ class Hull(Shape):
         self._faces.setflags(write=False)
         self._vl = [tuple(v) for v in data.vertices.tolist()]
         self._adj = data.adjacency
-        # The warm start: the index of the vertex returned last. Shapes are immutable, so the one
-        # piece of mutable state lives in a one-element list (it never changes the answer).
-        self._warm = [0]
+        # The warm start: the last two distinct vertices returned, newest first. Shapes are
+        # immutable, so this one piece of mutable state lives in a list (it never changes the
+        # answer, only where the climb starts).
+        self._warm = [0, 0]
         m = len(self._vl)
         self._scan = search == "scan" or (search == "auto" and m <= SCAN_MAX_VERTICES)
         # Each move strictly increases the dot product, so a walk visits each vertex at most
@@ -134,9 +135,16 @@ class Hull(Shape):
             self._warm[0] = best
             return vl[best]
         adj = self._adj
-        i = self._warm[0]
+        warm = self._warm
+        i = warm[0]
         vx, vy, vz = vl[i]
         bd = vx * x + vy * y + vz * z
+        # The second slot serves a hull queried alternately from two sides (both shapes of a
+        # pair sharing one Hull, as linked duplicates do; GJK asks A along -v and B along +v).
+        vx, vy, vz = vl[warm[1]]
+        d = vx * x + vy * y + vz * z
+        if d > bd:
+            bd, i = d, warm[1]
         moves = 0
         for _ in range(self._cap):
             # steepest ascent: the best neighbour, so the walk takes as few moves as possible
@@ -160,7 +168,9 @@ class Hull(Shape):
                         bd, i = d, j
         else:
             raise RuntimeError("hull hill-climbing exceeded its move cap (adjacency not convex?)")
-        self._warm[0] = i
+        if i != warm[0]:
+            warm[1] = warm[0]
+            warm[0] = i
         return vl[i]
 
     def support_index(self, direction) -> int:
@@ -178,7 +188,7 @@ class Hull(Shape):
         index = int(index)
         if not 0 <= index < len(self._vl):
             raise ValueError(f"index must be a vertex index in [0, {len(self._vl)}), got {index}")
-        self._warm[0] = index
+        self._warm[:] = [index, index]
 
     # --- derived -------------------------------------------------------------------------------
     def aabb(self):
