@@ -283,3 +283,25 @@ def test_cached_axis_warm_starts_distance():
         warm += distance(a, b, cache=cache).support_calls
         cold += distance(a, b).support_calls
     assert warm < cold
+
+
+def test_nearly_touching_cones_converge_to_points_on_their_surfaces():
+    # Found by the 100k benchmark: cone rim against cone side 9.1e-5 apart. The simplex drifts
+    # along a flat valley of the CSO at constant |v|; GJK must stop on the size-relative
+    # tolerance (or the best-gap state), not on a stall with loosened bounds.
+    ma = np.array([[0.05171827343193236, 0.826533201893214, 0.5605069904661067, 0.5201190101009594],
+                   [0.9960180140793702, -0.0018789288326475084, -0.08913240295105707,
+                    1.4168788709297093],
+                   [-0.07261773765828605, 0.5628848335091239, -0.8233391332754676,
+                    -1.1334990095892512], [0, 0, 0, 1]])
+    mb = np.array([[0.6457441672435271, 0.5573254030998942, 0.5219222792049639, 0.7759433347594911],
+                   [-0.41556182344704523, -0.3169191980688484, 0.8525670605816089,
+                    1.2580707480971136],
+                   [0.64056447088824, -0.7674311805985852, 0.026954437125096542,
+                    0.9456878951814973], [0, 0, 0, 1]])
+    a, b = Transformed(Cone(1, 1), ma), Transformed(Cone(1, 1), mb)
+    r = distance(a, b)
+    n = (r.point_b - r.point_a) / r.distance
+    # The gap between the support planes along n (a lower bound) meets |pb - pa| (an upper one).
+    assert b.support(-n) @ n - a.support(n) @ n == pytest.approx(r.distance, abs=1e-9)
+    assert r.status is Status.CONVERGED

@@ -44,9 +44,12 @@ REL_TOLERANCE = 1e-10
 # far below anything a level cares about) ...
 ABS_TOLERANCE = 1e-12
 
-# ...or when it is below the rounding noise of v·w, about 1e-16·|v|·|w| for a CSO point w; this
-# makes the test scale-free for shapes placed 1e6 units from the origin.
-ROUNDING_GAP = 1e-14
+# ...or when it is below SIZE_TOLERANCE times the size of the CSO (the largest |w| seen): a
+# scale-free absolute tolerance, so that nearly touching curved shapes, whose relative gap
+# |v|−lower / |v| stalls on rounding long before 1e-10, still stop on a distance known to 1e-10
+# of the shapes' size. It also keeps the test above the rounding noise of v·w (~1e-16·|v|·|w|)
+# for shapes placed 1e6 units from the origin.
+SIZE_TOLERANCE = 1e-10
 
 # The origin counts as inside the simplex (the shapes touch or overlap) when
 # |v|² <= CONTAINMENT_TOLERANCE · max |w_i|² over the simplex points (van den Bergen's ε_tol):
@@ -114,6 +117,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     early_out = mode == INTERSECT
     sqrt = math.sqrt
     calls = 0
+    best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
     while calls < max_iterations:
         # Support point of A − B along −v.
         a = support_a(-vx, -vy, -vz)
@@ -134,9 +138,11 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                 lower = vw / norm_v
             gap = vv - vw
             if gap <= rel_tolerance * vv \
-                    or gap <= (ABS_TOLERANCE + ROUNDING_GAP * sqrt(max_w2)) * norm_v:
+                    or gap <= (ABS_TOLERANCE + SIZE_TOLERANCE * sqrt(max_w2)) * norm_v:
                 status = Status.CONVERGED
                 break
+            if gap < best_gap:
+                best_gap, best = gap, ((vx, vy, vz), tuple(W), tuple(A), tuple(B), lam, vv)
             if w in W:                 # a repeated support point: no further progress possible
                 status = Status.REPEATED_SUPPORT
                 break
@@ -156,8 +162,14 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             vv = new_vv
             break
         if new_vv >= vv:               # rounding stalled the descent: v is as good as it gets
-            vv = new_vv
             status = Status.NO_PROGRESS
+            # On a flat valley of a curved CSO, v can drift sideways at constant |v| and loosen
+            # the bounds it had: end on the state whose duality gap was smallest.
+            if best is not None:
+                (vx, vy, vz), W, A, B, lam, vv = best
+                W, A, B = list(W), list(A), list(B)
+            else:
+                vv = new_vv
             break
         vv = new_vv
     return GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
@@ -254,4 +266,4 @@ def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -
 
 def touching_tolerance(scale: float) -> float:
     """Distances at or below this count as touching for shapes whose CSO has size ``scale``."""
-    return max(ABS_TOLERANCE, ROUNDING_GAP * scale)
+    return ABS_TOLERANCE + SIZE_TOLERANCE * scale
