@@ -10,7 +10,7 @@ from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Po
                                posed, translated)
 from convex_tools.core import gjk
 
-from conftest import random_rotation, rigid
+from geometry_helpers import random_rotation, rigid
 
 EXACT = 1e-9
 

@@ -13,7 +13,7 @@ from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc,
                                MinkowskiSum, Point, Rectangle, RoundBox, Segment, Sphere,
                                Transformed, posed, translated)
 
-from conftest import random_rotation, rigid
+from geometry_helpers import random_rotation, rigid
 
 TOL = 1e-12
 

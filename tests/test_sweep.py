@@ -1,4 +1,10 @@
-"""Linear sweeps: time of first contact as a GJK ray cast on the CSO (seed 004 §1)."""
+"""Linear sweeps: time of first contact as a GJK ray cast on the CSO (seed 004 §1).
+
+The issue asks for the time of impact to 1e-7 relative and accurate normals, also for smooth
+pairs without margins (ellipsoids, cones, cylinders), where the CSO is curved and the cast alone
+stalls near 1e-8 (normals ~1e-4 off): its polish makes them exact, which the tests below hold to
+``POLISHED`` against closed forms.
+"""
 
 import math
 
@@ -6,13 +12,17 @@ import numpy as np
 import pytest
 
 from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Point,
-                               SeparationCache, Sphere, Status, distance, posed, translated)
+                               SeparationCache, Sphere, Status, Transformed, distance, posed,
+                               translated)
+from convex_tools.core import raycast
+from convex_tools.core.raycast import ray_cast
 from convex_tools.core.sweep import sweep, sweep_rotating
 
-from conftest import random_rotation
+from geometry_helpers import random_rotation
 
-POLY = 1e-9     # polytopes and rounded shapes
-CURVED = 1e-7   # curved shapes without a margin (relative to their size ~1)
+POLY = 1e-9       # polytopes and rounded shapes
+CURVED = 1e-7     # the issue's bound on curved shapes without a margin (size ~1)
+POLISHED = 1e-10  # what the polished cast delivers on them (~1e-13 seen)
 
 
 def unit(v):
@@ -103,6 +113,139 @@ def test_capsule_onto_box_corner_cap():
     np.testing.assert_allclose(hit.point, (0.0, 0.0, 3.0), atol=POLY)
 
 
+# --- smooth pairs without margins: closed forms ----------------------------------------------
+
+def support_height(shape, n):
+    """The support function h(n) = max over the shape of n·x (exact: the support mapping)."""
+    return float(shape.support(n) @ n)
+
+
+@pytest.mark.parametrize("kind", [Ellipsoid((0.5, 1.0, 0.75)), Cone(0.8, 0.6),
+                                  Cylinder(0.5, 0.9)], ids=repr)
+def test_smooth_shape_onto_a_wall(rng, kind):
+    # A wall: a box face at x = 9.5 far larger than the shape. The shape moving by m touches it
+    # when its support along +x reaches the face: t = (9.5 - h(+x)) / m_x, whatever its pose;
+    # the contact point is its support point then, the normal +x.
+    wall = translated(Box((0.5, 50.0, 50.0)), (10.0, 0.0, 0.0))
+    x = np.array((1.0, 0.0, 0.0))
+    for _ in range(20):
+        shape = posed(kind, random_rotation(rng), rng.normal(size=3) * 0.3)
+        motion = np.array((12.0, *rng.normal(size=2) * 3.0))
+        hit = sweep(shape, wall, motion)
+        t = (9.5 - support_height(shape, x)) / motion[0]
+        assert hit.t == pytest.approx(t, abs=POLISHED)
+        np.testing.assert_allclose(hit.normal, x, atol=POLISHED)
+        np.testing.assert_allclose(hit.point, shape.support(x) + t * motion, atol=1e-9)
+        assert hit.status is Status.CONVERGED
+
+
+def ellipsoid_support(shape, n):
+    """Support point of a posed ellipsoid: c + Q R² Qᵀ n / |R Qᵀ n|."""
+    m = shape.matrix
+    q, radii = m[:3, :3], shape.shape.radii
+    u = q.T @ n
+    return m[:3, 3] + q @ (radii ** 2 * u / np.linalg.norm(radii * u))
+
+
+def ellipsoid_contact(a, b, motion, t0, n0):
+    """Time and normal (A toward B) of first contact of two posed ellipsoids: Newton's method
+    on s_B(-n) - s_A(n) - t m = 0 (n from A toward B) from a rough start, with the analytic
+    support mappings (smooth) and a central-difference Jacobian."""
+    e1 = unit(np.cross(n0, (1.0, 0.0, 0.0) if abs(n0[0]) < 0.6 else (0.0, 1.0, 0.0)))
+    e2 = np.cross(n0, e1)
+
+    def residual(p):
+        n = unit(n0 + p[0] * e1 + p[1] * e2)
+        return ellipsoid_support(b, -n) - ellipsoid_support(a, n) - p[2] * motion
+
+    p = np.array((0.0, 0.0, t0))
+    for _ in range(30):
+        jacobian = np.empty((3, 3))
+        for k in range(3):
+            dp = np.zeros(3)
+            dp[k] = 1e-7
+            jacobian[:, k] = (residual(p + dp) - residual(p - dp)) / 2e-7
+        step = np.linalg.solve(jacobian, -residual(p))
+        p = p + step
+        if np.linalg.norm(step) < 1e-15:
+            break
+    return p[2], unit(n0 + p[0] * e1 + p[1] * e2)
+
+
+def test_ellipsoid_ellipsoid_matches_the_contact_equations(rng):
+    found = 0
+    for _ in range(40):
+        a = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng),
+                  rng.normal(size=3) * 0.3)
+        b = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng),
+                  rng.normal(size=3) * 0.3 + (4.0, 0.0, 0.0))
+        motion = np.array((8.0, 0.0, 0.0)) + rng.normal(size=3)
+        hit = sweep(a, b, motion)
+        if hit is None or hit.t == 0.0:
+            continue
+        found += 1
+        # Newton from a start 1e-2 away in the normal, 1e-3 in time.
+        start = unit(hit.normal + rng.normal(size=3) * 1e-2)
+        t, n = ellipsoid_contact(a, b, motion, hit.t + 1e-3, start)
+        assert hit.t == pytest.approx(t, abs=POLISHED)
+        np.testing.assert_allclose(hit.normal, n, atol=POLISHED)
+        # The contact point: A's support point along n at time t (and B's along -n).
+        np.testing.assert_allclose(hit.point, ellipsoid_support(a, n) + t * motion, atol=1e-9)
+    assert found >= 20
+
+
+def test_polish_makes_ellipsoid_normals_exact(rng, monkeypatch):
+    # The cast alone leaves ~1e-6 normal errors on ellipsoid pairs; polished, ~1e-15.
+    errors = {}
+    cases = []
+    for _ in range(30):
+        a = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng))
+        b = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng), (3.0, 0.5, 0.0))
+        cases.append((a, b, np.array((6.0, 0.0, 0.0))))
+    for steps in (0, raycast.MAX_POLISH_STEPS):
+        monkeypatch.setattr(raycast, "MAX_POLISH_STEPS", steps)
+        worst = 0.0
+        for a, b, motion in cases:
+            hit = sweep(a, b, motion)
+            if hit is not None:
+                _, n = ellipsoid_contact(a, b, motion, hit.t, hit.normal)
+                worst = max(worst, np.linalg.norm(hit.normal - n))
+        errors[steps] = worst
+    assert errors[0] > 1e-9 and errors[raycast.MAX_POLISH_STEPS] <= POLISHED
+
+
+def test_cylinder_box_matches_the_rounded_prism(rng):
+    # A cylinder and a box sharing an orientation: their CSO is the box grown by the cylinder's
+    # radius sideways and its half height along the axis, with the vertical edges rounded: a
+    # union of two boxes and four cylinders, each a closed form. Side hits on the rounded edges
+    # are rulings of the CSO, hits on the flat sides faces.
+    r, h = 0.5, 0.4
+    half = np.array((0.6, 0.3, 0.2))
+    found = 0
+    for _ in range(60):
+        rotation = random_rotation(rng)
+        ca, cb = rng.normal(size=3) * 0.2, rng.normal(size=3) * 0.2 + (3.0, 0.0, 0.0)
+        a, b = posed(Cylinder(r, h), rotation, ca), posed(Box(half), rotation, cb)
+        motion = np.array((5.0, 0.0, 0.0)) + rng.normal(size=3) * 1.5
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = rotation, cb - ca
+        hx, hy, hz = half
+        parts = [Box((hx + r, hy, hz + h)), Box((hx, hy + r, hz + h))] + [
+            translated(Cylinder(r, hz + h), (sx * hx, sy * hy, 0.0))
+            for sx in (-1, 1) for sy in (-1, 1)]
+        hits = [c for c in (ray_cast(Transformed(p, pose), (0.0, 0.0, 0.0), motion, max_t=1.0)
+                            for p in parts) if c is not None]
+        hit = sweep(a, b, motion)
+        assert (hit is None) == (not hits)
+        if hit is None or hit.t == 0.0:
+            continue
+        found += 1
+        expected = min(hits, key=lambda c: c.t)
+        assert hit.t == pytest.approx(expected.t, abs=POLISHED)
+        np.testing.assert_allclose(hit.normal, -expected.normal, atol=POLISHED)
+    assert found >= 30
+
+
 # --- tunnelling, relative motion, start states ----------------------------------------------
 
 def test_thin_fast_object_does_not_tunnel():
@@ -185,13 +328,14 @@ def random_shape(rng, kind, spread=1.0):
 
 
 PAIRS = [("hull", "box"), ("box", "capsule"), ("capsule", "capsule"), ("cylinder", "box"),
-         ("ellipsoid", "hull"), ("cone", "capsule")]
+         ("ellipsoid", "hull"), ("cone", "capsule"), ("ellipsoid", "ellipsoid"), ("cone", "cone"),
+         ("box", "ellipsoid"), ("cylinder", "cone")]
 
 
 @pytest.mark.parametrize("kind_a, kind_b", PAIRS)
 def test_contact_time_agrees_with_gjk_distance(rng, kind_a, kind_b):
     found = 0
-    for _ in range(30):
+    for _ in range(40):
         a = random_shape(rng, kind_a, spread=0.3)
         b = moved(random_shape(rng, kind_b, spread=0.3), (4.0, 0.0, 0.0))
         motion = (8.0, 0.0, 0.0) + rng.normal(size=3)
@@ -199,17 +343,32 @@ def test_contact_time_agrees_with_gjk_distance(rng, kind_a, kind_b):
         if hit is None or hit.t == 0.0:
             continue
         found += 1
-        at = distance(moved(a, hit.t * motion), b)
+        # At t the shapes touch at the contact point, across the sweep's normal ...
+        assert_touching(moved(a, hit.t * motion), b, hit.point, hit.normal)
+        # ... and a moment earlier they are apart, along that normal.
         before = distance(moved(a, hit.t * motion * (1 - 1e-4)), b)
-        # At t the shapes touch; a moment earlier they are apart, along the sweep's normal.
-        assert at.distance <= 1e-7
         assert before.distance > 0.0
         assert before.normal @ hit.normal == pytest.approx(1.0, abs=1e-3)
-        # The contact point lies on both moved shapes.
-        point = translated(Point(), hit.point)
-        assert distance(moved(a, hit.t * motion), point).distance <= 1e-7
-        assert distance(b, point).distance <= 1e-7
     assert found >= 20
+
+
+def assert_touching(a, b, point, normal):
+    """Evidence that a and b touch at ``point`` with ``normal`` (from A toward B): the plane
+    through the point separates them (their support functions, which are exact, meet there)
+    and the point lies on both (GJK from the point, started along the normal, to ~1e-10).
+
+    GJK distance between the two shapes would be the obvious check, but between touching
+    curved shapes it is only good to ~1e-7 (measured up to 2.4e-7 on cone pairs whose
+    contact this check places to 1e-10), so it could not tell a 1e-9 error from none.
+    """
+    n = np.asarray(normal)
+    assert a.support(n) @ n == pytest.approx(point @ n, abs=POLISHED)
+    assert b.support(-n) @ n == pytest.approx(point @ n, abs=POLISHED)
+    spot = translated(Point(), point)
+    for shape, outward in ((a, n), (b, -n)):
+        cache = SeparationCache()
+        cache.axis = tuple(outward)  # GJK's v = shape - point points out of the shape
+        assert distance(shape, spot, cache=cache).distance <= POLY
 
 
 @pytest.mark.parametrize("kind_a, kind_b", PAIRS)

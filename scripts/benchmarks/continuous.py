@@ -1,14 +1,26 @@
-"""Continuous queries and scale: GJK ray casts, linear sweeps, and the broad phase.
+"""Continuous queries and scale: ray casts, linear sweeps, and the broad phase.
 
 Rays: random shapes of each kind (random orientation, centre in a unit cube) and rays from a
-sphere of radius 6 aimed within 1.5 of the centre, about half hitting. Sweeps: the thesis pairs
-(seed 001 §4.1) plus capsule-box and sphere-sphere, A moving toward B by a random factor of
-their offset. Support calls are CSO support evaluations (one per iteration), as in the thesis.
+sphere of radius 6 aimed within 1.5 of the centre, about half hitting. Primitives are cast by
+their closed forms (no support calls); hulls, round boxes and the two curved composites (a
+cylinder ⊕ box, the hull of two stacked cones) by the GJK ray cast, polished on curved parts.
+Sweeps: the thesis pairs (seed 001 §4.1) plus capsule-box, sphere-sphere and the curved pairs
+cylinder-box and cone-ellipsoid, A moving toward B by a random factor of their offset. Support
+calls are CSO support evaluations (one per iteration), as in the thesis, polish included.
 
 A failure is an exception, a non-finite result, a run that hit the iteration cap, a hit point
 that is not on the shape's surface (its normal's support plane misses it), a reported miss whose
 ray does come within 1e-6 of the shape (GJK distance to the ray segment), a sweep whose shapes
 are not touching at the reported time, or one that missed while they touch at some sampled time.
+
+Inexact counts answers off by more than EXACT (relative to the shape's size), the issue's bound
+being 1e-9 on polytopes and 1e-7 on curved shapes. Rays: t or normal against a reference — the
+GJK ray cast for primitives (``method="gjk"``), the first hit on the composites' exact pieces
+(closed forms) for the composites; hulls and round boxes have none. Sweeps: exact evidence of
+touching at the reported time — the plane through the contact point with the reported normal
+separates the shapes (support functions, exact) and the point lies on both (GJK from the point).
+GJK distance between the moved shapes cannot show this: between touching curved shapes it is
+only good to ~1e-7.
 
 Rotating sweeps: A turns between two random orientations while moving toward B; steps are
 GJK distance queries (conservative advancement), calls their support calls in total.
@@ -25,24 +37,42 @@ import time
 
 import numpy as np
 
-from convex_tools.core import (Capsule, Cylinder, Hull, SeparationCache, Status, Transformed,
-                               distance, translated)
+from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Hull, MinkowskiSum,
+                               Point, SeparationCache, Status, Transformed, distance, translated)
 from convex_tools.core.broadphase import candidate_pairs
 from convex_tools.core.raycast import ray_cast
 from convex_tools.core.sweep import _RigidMotion, sweep, sweep_rotating
 
 from ._thesis import HEADER, THESIS_PAIRS, random_rotation, row, thesis_shapes
 
-RAY_SHAPES = ["box", "sphere", "capsule", "cylinder", "cone", "ellipsoid", "roundbox", "hull"]
-SWEEP_PAIRS = THESIS_PAIRS + [("capsule", "box"), ("sphere", "sphere")]
+RAY_SHAPES = ["box", "sphere", "capsule", "cylinder", "cone", "ellipsoid", "roundbox", "hull",
+              "cyl+box", "cone-hull"]
+SWEEP_PAIRS = THESIS_PAIRS + [("capsule", "box"), ("sphere", "sphere"), ("cylinder", "box"),
+                              ("cone", "ellipsoid")]
 SURFACE_TOLERANCE = 1e-6  # a hit point farther than this (relative) from its support plane fails
+EXACT = 1e-9  # an answer off by more than this (relative to the shape's size) is inexact
 
 
 def _shapes():
     shapes = thesis_shapes()
     shapes["capsule"] = Capsule(0.5, 1.0)
     shapes["cylinder"] = Cylinder(1.0, 1.0)
+    shapes["cyl+box"] = MinkowskiSum(Cylinder(0.4, 0.6), Box((0.5, 0.3, 0.2)))
+    shapes["cone-hull"] = ConvexHullOf(Cone(0.7, 0.8), translated(Cone(0.7, 0.8), (0, 0, 0.9)))
     return shapes
+
+
+# The curved composites as unions of closed-form pieces: a ray's first hit on one is its
+# earliest hit on the pieces. Cylinder(r, h) ⊕ Box(a, b, c) is two boxes and four cylinders at
+# the box's vertical edges; the hull of a cone and its copy raised by s is a cylinder s tall
+# under the raised cone.
+PIECES = {
+    "cyl+box": [Box((0.9, 0.3, 0.8)), Box((0.5, 0.7, 0.8))] + [
+        translated(Cylinder(0.4, 0.8), (sx * 0.5, sy * 0.3, 0.0)) for sx in (-1, 1)
+        for sy in (-1, 1)],
+    "cone-hull": [translated(Cylinder(0.7, 0.45), (0.0, 0.0, -0.35)),
+                  translated(Cone(0.7, 0.8), (0.0, 0.0, 0.9))],
+}
 
 
 def _posed(shape, rng, spread=1.0):
@@ -73,11 +103,30 @@ def _ray_failed(shape, origin, direction, hit):
     return abs(shape.support(n) @ n - hit.point @ n) > SURFACE_TOLERANCE * (1 + abs(hit.t))
 
 
+def _ray_inexact(name, shape, origin, direction, hit):
+    """Whether the answer is off its reference by more than EXACT (see the module docstring)."""
+    if isinstance(hit, Exception) or name in ("hull", "roundbox"):
+        return False
+    if name in PIECES:
+        hits = [h for h in (ray_cast(Transformed(p, shape.matrix), origin, direction)
+                            for p in PIECES[name]) if h is not None]
+        reference = min(hits, key=lambda h: h.t) if hits else None
+    else:
+        reference = ray_cast(shape, origin, direction, method="gjk")
+    if (hit is None) != (reference is None):
+        return True
+    if hit is None:
+        return False
+    scale = np.linalg.norm(direction)
+    return (abs(hit.t - reference.t) * scale > EXACT * 2.0
+            or np.linalg.norm(hit.normal - reference.normal) > EXACT)
+
+
 def _rays(shapes, n, rng):
     print(f"\nrays: {n} random rays per shape (origin at distance 6, aimed within 1.5)")
-    print(f"{'shape':<22}" + HEADER[22:] + f" {'hits':>6}")
+    print(f"{'shape':<22}" + HEADER[22:] + f" {'hits':>6} {'inexact':>7}")
     for name in RAY_SHAPES:
-        stats = {True: ([], [], 0), False: ([], [], 0)}
+        stats = {True: ([], [], 0, 0), False: ([], [], 0, 0)}
         for _ in range(n):
             shape = _posed(shapes[name], rng)
             origin = rng.normal(size=3)
@@ -90,15 +139,18 @@ def _rays(shapes, n, rng):
             except Exception as exc:  # a failure to count, not a crash of the benchmark
                 hit = exc
             elapsed = _clock() - t0
-            calls, times, fails = stats[hit is not None and not isinstance(hit, Exception)]
+            outcome = hit is not None and not isinstance(hit, Exception)
+            calls, times, fails, inexact = stats[outcome]
             calls.append(cache.last_support_calls)
             times.append(elapsed)
             fails += _ray_failed(shape, origin, direction, hit)
-            stats[hit is not None and not isinstance(hit, Exception)] = (calls, times, fails)
+            inexact += _ray_inexact(name, shape, origin, direction, hit)
+            stats[outcome] = (calls, times, fails, inexact)
         for outcome, label in ((True, "hit"), (False, "miss")):
-            calls, times, fails = stats[outcome]
+            calls, times, fails, inexact = stats[outcome]
             if calls:
-                print(row(f"{name} {label}", calls, fails, times, f" {len(calls):>6d}"))
+                print(row(f"{name} {label}", calls, fails, times,
+                          f" {len(calls):>6d} {inexact:>7d}"))
 
 
 def _coherent_rays(shapes, n):
@@ -130,11 +182,31 @@ def _sweep_failed(a, b, motion, hit):
     return distance(translated(a, hit.t * motion), b).distance > 1e-6
 
 
+def _sweep_inexact(a, b, motion, hit):
+    """Whether a hit lacks exact evidence of touching at its time (see the module docstring)."""
+    if hit is None or isinstance(hit, Exception) or hit.t == 0.0:
+        return False
+    moved = translated(a, hit.t * motion)
+    n, point = hit.normal, hit.point
+    size = np.linalg.norm(moved.support(n) - moved.support(-n)) \
+        + np.linalg.norm(b.support(n) - b.support(-n))
+    if abs(moved.support(n) @ n - point @ n) > EXACT * size \
+            or abs(b.support(-n) @ n - point @ n) > EXACT * size:
+        return True
+    spot = translated(Point(), point)
+    for shape, outward in ((moved, n), (b, -n)):
+        cache = SeparationCache()
+        cache.axis = tuple(outward)  # GJK from the point, started along the normal
+        if distance(shape, spot, cache=cache).distance > EXACT * size:
+            return True
+    return False
+
+
 def _sweeps(shapes, n, rng):
     print(f"\nsweeps: {n} random configurations per pair (A moves toward B)")
-    print(f"{'pair':<22}" + HEADER[22:] + f" {'hits':>6}")
+    print(f"{'pair':<22}" + HEADER[22:] + f" {'hits':>6} {'inexact':>7}")
     for na, nb in SWEEP_PAIRS:
-        calls, times, fails, hits = [], [], 0, 0
+        calls, times, fails, hits, inexact = [], [], 0, 0, 0
         for _ in range(n):
             a, b = _posed(shapes[na], rng, 6.0), _posed(shapes[nb], rng, 6.0)
             offset = np.array(b.matrix[:3, 3]) - np.array(a.matrix[:3, 3])
@@ -149,7 +221,8 @@ def _sweeps(shapes, n, rng):
             calls.append(cache.last_support_calls)
             hits += hit is not None and not isinstance(hit, Exception)
             fails += _sweep_failed(a, b, motion, hit)
-        print(row(f"{na}-{nb}", calls, fails, times, f" {hits:>6d}"))
+            inexact += _sweep_inexact(a, b, motion, hit)
+        print(row(f"{na}-{nb}", calls, fails, times, f" {hits:>6d} {inexact:>7d}"))
 
 
 def _rotating_sweeps(shapes, n, rng):
