@@ -11,3 +11,5 @@ from .raycast import ray_cast
 from .sweep import sweep, sweep_rotating
 from .broadphase import candidate_pairs, check_pairs, query_all, shape_aabbs
 from .quickhull import HullData, QuickhullError, convex_hull
+from .penetration import penetration, signed_distance
+from .manifold import contact_manifold

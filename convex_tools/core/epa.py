@@ -1,0 +1,1087 @@
+"""Expanding Polytope Algorithm: penetration depth of overlapping shapes (seed 000 §4, seed 001 §2.5).
+
+The penetration depth of A and B is the distance from the origin to the boundary of the
+configuration space obstacle C = A − B. EPA keeps a convex polytope P ⊂ C that contains the
+origin, its vertices support points of C, and repeatedly
+
+    1. takes the face of P nearest the origin (a binary heap keyed on the face's plane distance d),
+    2. asks C for its support point w along the face's outward normal n,
+    3. stops when the support plane is within tolerance of the face: w·n − d is small, else
+    4. removes every face w can see (a flood fill over face adjacency, seed 001 Alg. 10) and
+       closes the hole with a fan of triangles from the silhouette (horizon) edges to w.
+
+Throughout, d of the nearest face is a lower bound on the depth (P ⊂ C is convex and contains
+the origin) and w·n an upper bound. The answer is a depth, a unit normal n (from A toward B)
+and, from the barycentric coordinates of the contact on the final triangle, a point on A and a
+point on B with point_a − point_b = depth·n (seed 000 §4).
+
+How it ends (see the tolerances below):
+- exact: the support plane meets the face. Every polytope pair ends here; the contact comes from
+  the triangle of that face of C that holds the origin's projection.
+- certified: the gap w·n − d is within CERTIFY_TOLERANCE of the depth, so no direction is
+  shallower by more than that. EPA converges only linearly on curvature (about 6 support calls per
+  factor 100), so the rest is done locally: Newton's method on the support function (``polish``)
+  where C is smooth, or on a straight fold of C (a box edge swept over an ellipsoid, a cylinder's
+  side) in the one curved direction across it. Both land on a boundary point of C whose support
+  plane squarely faces the origin, exact to POLISH_TOLERANCE. Where neither applies, EPA goes on
+  to UNPOLISHED_TOLERANCE and the ray along the face normal is pushed to the boundary with MPR's
+  portal refinement. Every answer is a boundary point of C: translating A by it leaves the
+  shapes touching.
+
+GJK hands over a simplex of one to four points that contains the origin. A point, segment or
+triangle is grown into a tetrahedron that contains it (seed 001 §2.5, made rigorous here): a
+triangle with the support points on both sides of its plane, a segment with a triangle pierced by
+its line (found by a small GJK in the plane across the segment), a single point with the support
+points along the axes. Whenever C has no point beyond the origin along some direction tried on the
+way, the shapes merely touch, and that direction is the normal of a zero-depth contact.
+
+Nothing here trusts rounding to keep the polytope consistent: a degenerate new face, a face that
+would come nearer the origin than the one it replaces, or a silhouette that is not one simple loop
+ends the expansion; the answer is then finished from the best face verified so far, with status
+CONVERGED if that face was already within UNPOLISHED_TOLERANCE, FAILED otherwise. The iteration
+cap ends it the same way with ITERATION_LIMIT. The caller (``penetration``) then compares the
+answer with MPR's estimate and keeps the shallower verified one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+from . import mpr
+from .results import Status
+from .simplex import closest_to_origin
+
+# Support calls EPA may make (initial polytope and polish included). Polytope pairs converge in
+# under 30, curved ones in under 60 (seed 001 §4.1.3 reports up to 98 for GJK + EPA together);
+# (nearly) coaxial cylinders, whose every direction across the axis is (nearly) minimal, reach it.
+MAX_ITERATIONS = 100
+
+# Faces the polytope may grow to (each iteration adds about two net faces; this is only reached
+# when something is wrong).
+MAX_FACES = 1024
+
+# Stopping rules. With d the face's distance and h = w·n its support plane (d <= depth <= h):
+#  - exact: h − d at rounding level (ABS_TOLERANCE, ROUNDING_GAP below);
+#  - certified: h − d <= CERTIFY_TOLERANCE · h; the answer is then polished locally, where C is
+#    smooth or folded there (``polish``), to POLISH_TOLERANCE;
+#  - otherwise EPA goes on to h − d <= UNPOLISHED_TOLERANCE · h and finishes along the ray.
+CERTIFY_TOLERANCE = 1e-3
+UNPOLISHED_TOLERANCE = 1e-6
+
+# The answer's face is pushed along its normal to the boundary of C within this fraction of the
+# size of C (MPR's portal refinement), so that translating A by the answer leaves the shapes
+# touching to that even when the certified gap is larger.
+RAY_TOLERANCE = 1e-9
+
+# Newton polish (``polish``): done when the support point lies within this fraction of the size
+# of C of the ray along the normal (the boundary point and normal are then exact to about that).
+POLISH_TOLERANCE = 1e-9
+
+# Support calls the polish may make (two for the finite-difference Hessian, one per step).
+POLISH_MAX_CALLS = 16
+
+# Finite-difference angle (radians) for the Hessian of the support function: small against the
+# curvature (error ~δ) and large against rounding (error ~1e-16/δ).
+POLISH_STEP = 1e-6
+
+# Probes of the local shape: the support point "stays" when it moves less than this fraction of
+# the size of C, and "jumps" (to another vertex or along a straight edge of C) when it moves more
+# than JUMP_RATIO · POLISH_STEP · size; in between it follows a curved surface.
+STILL_TOLERANCE = 1e-13
+JUMP_RATIO = 1e3
+
+# Polish on a straight fold of C (``_polish_ruled``): the ends of the fold's segment are found by
+# tilting the normal FOLD_STEP (radians) either way along it (FOLD_SPREAD while the fold's
+# direction is still being refined, to be sure to straddle it); they must lie within FOLD_FLATNESS
+# (fraction of the size of C) of the support plane, and the ray pass through the segment (up to
+# FOLD_OVERHANG of its length).
+FOLD_STEP = 1e-10
+FOLD_SPREAD = 1e-5
+FOLD_FLATNESS = 1e-9
+FOLD_OVERHANG = 1e-9
+
+# A shape's share of the support point's jump (squared) above which its own jump counts as the
+# fold's direction (both count when two parallel edges meet).
+FOLD_SHARE = 1e-3
+
+# The polish starts only if its quadratic model puts the minimum within this many times EPA's
+# certified gap below the start (a smooth minimum near EPA's answer cannot lie deeper).
+POLISH_BUDGET = 10.0
+
+# Largest Newton step (radians), and how many times a step that does not descend is halved
+# before the polish gives up.
+POLISH_MAX_STEP = 0.2
+POLISH_BACKTRACKS = 2
+
+# A Newton step counts as descending unless h rises by more than this fraction of the size of C
+# (rounding noise of a support value).
+POLISH_RISE = 1e-14
+
+# "Exact": the gap h − d is below this absolute amount (model units; for depths near zero) ...
+ABS_TOLERANCE = 1e-12
+
+# ... or below the rounding noise of w·n, about 1e-16 times the size of C; keeps the test
+# scale-free for shapes far from the origin or 1e4 times larger than each other.
+ROUNDING_GAP = 1e-13
+
+# C counts as reaching no further than the origin along a direction (the shapes touch, depth 0)
+# when its support value there is at most this fraction of the size of C.
+TOUCHING_TOLERANCE = 1e-12
+
+# A face is visible from a new support point w (and replaced) when w lies beyond its plane by
+# more than this fraction of the size of C; points within it count as coplanar and are kept out,
+# so that rounding noise never carves a concave notch.
+VISIBLE_TOLERANCE = 1e-14
+
+# A new face may come nearer the origin than the face it replaces (the polytope only grows) by
+# at most this fraction of the size of C (rounding); more means an inverted face, and the
+# expansion stops.
+ORIGIN_TOLERANCE = 1e-10
+
+# Faces whose unit normals differ by less than this in cosine (about 1e-6 rad) and whose planes
+# lie within rounding of each other tile one flat face of C.
+COPLANAR_COSINE_GAP = 1e-12
+
+# A triangle is degenerate when |e1 × e2|² <= this · |e1|²·|e2|² (sine of its angle ~1e-10).
+DEGENERATE_SIN2 = 1e-20
+
+# A tetrahedron is flat when |volume| <= this · |e1|·|e2|·|e3| (the box its edges span).
+FLAT_TETRAHEDRON_RATIO = 1e-12
+
+# Support calls the in-plane search for a triangle pierced by a segment simplex may make.
+MAX_PIERCE_ITERATIONS = 24
+
+# Vertex indices are packed two to an int key for the edge map; this bounds the vertex count.
+_KEY_SHIFT = 20
+
+
+@dataclass
+class EPAResult:
+    """Outcome of EPA on C = A − B; vectors are plain tuples (the caller builds the Contact)."""
+
+    status: Status
+    depth: float
+    normal: tuple
+    point_a: tuple
+    point_b: tuple
+    iterations: int
+    support_calls: int
+    gap: float          # w·n − depth along the answer's normal: the depth is exact within it
+    lower: float        # lower bound on the depth when EPA stopped
+    upper: float        # upper bound on the depth (best support plane seen)
+    scale: float        # size of C the tolerances were relative to
+    along_ray: bool = False   # the answer is where the ray along ``normal`` leaves C, and
+    #                           ``normal`` need not be C's own normal there (RAY finish)
+
+
+class _Polytope:
+    """Vertices of C (with their support points on A and B) and the support mapping of C."""
+
+    __slots__ = ("sa", "sb", "W", "A", "B", "calls", "scale")
+
+    def __init__(self, support_a, support_b, points_a, points_b):
+        self.sa, self.sb = support_a, support_b
+        self.A = [tuple(p) for p in points_a]
+        self.B = [tuple(p) for p in points_b]
+        self.W = [(a[0] - b[0], a[1] - b[1], a[2] - b[2]) for a, b in zip(self.A, self.B)]
+        self.calls = 0
+        self.scale = max([math.sqrt(_dot(w, w)) for w in self.W] + [0.0])
+
+    def support(self, nx, ny, nz):
+        """Add C's support point along n as a vertex; returns (index, n·w)."""
+        a = self.sa(nx, ny, nz)
+        b = self.sb(-nx, -ny, -nz)
+        self.calls += 1
+        w = (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+        self.W.append(w)
+        self.A.append(a)
+        self.B.append(b)
+        size = math.sqrt(_dot(w, w))
+        if size > self.scale:
+            self.scale = size
+        return len(self.W) - 1, nx * w[0] + ny * w[1] + nz * w[2]
+
+
+def run(support_a, support_b, points_a, points_b, max_iterations: int | None = None,
+        max_faces: int | None = None) -> EPAResult:
+    """EPA on C = A − B from a GJK simplex that contains the origin.
+
+    ``support_a``/``support_b`` are ``support_xyz`` callables; ``points_a``/``points_b`` the
+    support points on A and B of GJK's final simplex (1 to 4 of them, the origin in their hull).
+    The caps default to MAX_ITERATIONS support calls and MAX_FACES faces.
+    """
+    max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
+    max_faces = MAX_FACES if max_faces is None else max_faces
+    if max_iterations + 16 >= 1 << _KEY_SHIFT:
+        raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
+    poly = _Polytope(support_a, support_b, points_a, points_b)
+    start = _initial_tetrahedron(poly)
+    if start[0] == "touching":
+        return _touching(poly, start[1], start[2])
+    if start[0] == "failed":
+        return _failed(poly)
+    return _expand(poly, start[1], max_iterations, max_faces)
+
+
+# --- the expansion (seed 001 Alg. 12) -------------------------------------------------------
+
+def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
+    W, A, B = poly.W, poly.A, poly.B
+    sa, sb = poly.sa, poly.sb
+    faces = []          # [d, nx, ny, nz, i, j, k]: outward unit normal n, plane n·x = d, CCW ijk
+    alive = []
+    edges = {}          # directed edge (i << shift | j) -> the face it bounds
+    heap = []
+    floor = -ORIGIN_TOLERANCE * poly.scale
+    for i, j, k in _tetrahedron_faces(W, tet):
+        if not _fan(faces, alive, edges, heap, W, [(i, j)], k, floor):
+            return _failed(poly)
+    best, best_gap, upper = 0, math.inf, math.inf
+    lower = faces[0][0]
+    local = None        # what the local shape of C allows, decided once at the certificate
+    iterations = 0
+    scale = poly.scale
+    while True:
+        # 1. The face nearest the origin (its plane distance is the lower bound).
+        fi = _pop_nearest(heap, alive)
+        if fi < 0:
+            return _answer(poly, faces[best], Status.FAILED, iterations, lower, upper, LOCAL)
+        f = faces[fi]
+        d, nx, ny, nz = f[0], f[1], f[2], f[3]
+        lower = d
+        if poly.calls >= max_iterations or len(faces) > max_faces:
+            return _answer(poly, faces[best], Status.ITERATION_LIMIT, iterations, lower, upper,
+                           LOCAL)
+        # 2. Support point w of C along the face normal; its plane is an upper bound.
+        iterations += 1
+        pa = sa(nx, ny, nz)
+        pb = sb(-nx, -ny, -nz)
+        poly.calls += 1
+        w = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
+        wi = len(W)
+        W.append(w)
+        A.append(pa)
+        B.append(pb)
+        ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+        if ww > scale * scale:
+            scale = poly.scale = math.sqrt(ww)
+        h = nx * w[0] + ny * w[1] + nz * w[2]
+        gap = h - d
+        if h < upper:
+            upper = h
+        if gap < best_gap:
+            best, best_gap = fi, gap
+        # 3. Exact when the support plane meets the face (every polytope answer ends here).
+        if gap <= ABS_TOLERANCE or gap <= ROUNDING_GAP * scale:
+            f = _holding_projection(faces, alive, W, f, scale)
+            return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, EXACT, gap)
+        # 3'. Certified within CERTIFY_TOLERANCE: where C is curved, finish locally (Newton)
+        #     instead of creeping up on the curvature; where that does not apply, go on to
+        #     UNPOLISHED_TOLERANCE and finish along the ray. Sharp spots (vertices, edges,
+        #     faces of C) go on to exact.
+        if gap <= CERTIFY_TOLERANCE * h:
+            if local is None:
+                local = _polished(poly, f, wi, gap, Status.CONVERGED, iterations, lower, upper)
+                if isinstance(local, EPAResult):
+                    return local
+            if local == RAY and gap <= UNPOLISHED_TOLERANCE * h:
+                return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, RAY, gap)
+        # 4. Remove the faces w sees, then fan new faces from the silhouette to w.
+        horizon = _silhouette(faces, alive, edges, fi, w, VISIBLE_TOLERANCE * scale)
+        if horizon is None or not _fan(faces, alive, edges, heap, W, horizon, wi,
+                                       d - ORIGIN_TOLERANCE * scale):
+            # Rounding broke the polytope (w nearly coplanar with many faces): stop with the
+            # best face, converged if it is within the unpolished tolerance already.
+            bf = faces[best]
+            ok = best_gap <= UNPOLISHED_TOLERANCE * (bf[0] + best_gap)
+            return _answer(poly, bf, Status.CONVERGED if ok else Status.FAILED, iterations,
+                           lower, upper, RAY if ok else LOCAL)
+
+
+def _holding_projection(faces, alive, W, face, scale):
+    """The face in ``face``'s plane whose triangle holds the origin's projection.
+
+    A flat face of C ends up tiled by several coplanar triangles at the same distance; the heap
+    may hand over any of them, but the contact points need the one the projection falls in.
+    """
+    d, nx, ny, nz = face[0], face[1], face[2], face[3]
+    best, best_min = face, min(_projection_coordinates_raw(W, face))
+    if best_min >= 0.0:
+        return face
+    tol = ROUNDING_GAP * scale
+    for fi, g in enumerate(faces):
+        if alive[fi] and abs(g[0] - d) <= tol and \
+                g[1] * nx + g[2] * ny + g[3] * nz >= 1.0 - COPLANAR_COSINE_GAP:
+            m = min(_projection_coordinates_raw(W, (d, nx, ny, nz) + tuple(g[4:7])))
+            if m > best_min:
+                best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
+    return list(best)
+
+
+def _projection_coordinates_raw(W, face):
+    """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
+    d, nx, ny, nz, i, j, k = face
+    qx, qy, qz = d * nx, d * ny, d * nz
+    out = []
+    for a, b in ((W[j], W[k]), (W[k], W[i]), (W[i], W[j])):
+        ax, ay, az = a[0] - qx, a[1] - qy, a[2] - qz
+        bx, by, bz = b[0] - qx, b[1] - qy, b[2] - qz
+        out.append(nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx))
+    return out
+
+
+def _pop_nearest(heap, alive) -> int:
+    while heap:
+        _, fi = heapq.heappop(heap)
+        if alive[fi]:
+            return fi
+    return -1
+
+
+def _silhouette(faces, alive, edges, start, w, tolerance):
+    """Kill every face visible from w connected to ``start``; return the horizon edges (p, q).
+
+    A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only edges
+    between visible faces, so the removed region is connected; its boundary edges come back in the
+    orientation of the removed face, ready to be fanned to w.
+    """
+    wx, wy, wz = w
+    shift = _KEY_SHIFT
+    alive[start] = False
+    stack = [start]
+    removed = [start]
+    horizon = []
+    while stack:
+        g = faces[stack.pop()]
+        for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
+            t = edges[(q << shift) | p]
+            if not alive[t]:
+                continue                      # the neighbour is being removed too
+            tf = faces[t]
+            if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
+                alive[t] = False
+                stack.append(t)
+                removed.append(t)
+            else:
+                horizon.append((p, q))
+    for fi in removed:
+        g = faces[fi]
+        i, j, k = g[4], g[5], g[6]
+        del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
+    # The removed region must be a disc: its boundary one simple loop (else None).
+    after = dict(horizon)
+    if len(after) != len(horizon):
+        return None
+    p = horizon[0][0]
+    for _ in range(len(horizon)):
+        p = after.get(p)
+        if p is None:
+            return None
+    return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) else None
+
+
+def _fan(faces, alive, edges, heap, W, horizon, wi, floor) -> bool:
+    """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the polytope.
+
+    Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward normal.
+    ``floor`` is the least plane distance a new face may have: the polytope only grows, so a
+    face nearer the origin than the one replaced (minus rounding) is an inverted face. The
+    horizon is one simple loop (``_silhouette`` checks it), so the new edges (q, w) and (w, p)
+    pair up among the new faces and (p, q) with the face kept on its other side.
+    """
+    wx, wy, wz = W[wi]
+    shift = _KEY_SHIFT
+    degenerate = DEGENERATE_SIN2
+    rel = {}
+    for p, _ in horizon:
+        x, y, z = W[p]
+        x, y, z = x - wx, y - wy, z - wz
+        rel[p] = (x, y, z, x * x + y * y + z * z)
+    for p, q in horizon:
+        ax, ay, az, aa = rel[p]
+        bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
+        nx = ay * bz - az * by
+        ny = az * bx - ax * bz
+        nz = ax * by - ay * bx
+        nn = nx * nx + ny * ny + nz * nz
+        if nn <= degenerate * aa * bb or nn == 0.0:
+            return False                      # w lies on the line of the edge
+        s = 1.0 / math.sqrt(nn)
+        nx, ny, nz = nx * s, ny * s, nz * s
+        d = nx * wx + ny * wy + nz * wz
+        if d < floor:
+            return False                      # inverted: the polytope would not contain 0
+        fi = len(faces)
+        faces.append([d, nx, ny, nz, p, q, wi])
+        alive.append(True)
+        edges[(p << shift) | q] = fi
+        edges[(q << shift) | wi] = fi
+        edges[(wi << shift) | p] = fi
+        heapq.heappush(heap, (d, fi))
+    return True
+
+
+def _relative(v, wx, wy, wz):
+    x, y, z = v[0] - wx, v[1] - wy, v[2] - wz
+    return x, y, z, x * x + y * y + z * z
+
+
+# --- results --------------------------------------------------------------------------------
+
+def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> EPAResult:
+    """Depth, normal and contact points from ``face`` (barycentric coordinates, seed 000 §4).
+
+    ``finish`` says how to complete it: EXACT (the face lies on the boundary of C: polytopes),
+    RAY (push the ray from the origin along the face normal to the boundary with MPR's portal
+    refinement), or LOCAL (EPA stopped early: try the Newton polish first, then the ray). The
+    answer is always a boundary point of C, so translating A by it leaves the shapes touching,
+    and it is no deeper than EPA's upper bound.
+    """
+    d, nx, ny, nz, i, j, k = face
+    W, A, B = poly.W, poly.A, poly.B
+    n = (nx, ny, nz)
+    if gap is None:
+        a = poly.sa(nx, ny, nz)
+        b = poly.sb(-nx, -ny, -nz)
+        poly.calls += 1
+        gap = nx * (a[0] - b[0]) + ny * (a[1] - b[1]) + nz * (a[2] - b[2]) - d
+        wi = len(W)
+        W.append((a[0] - b[0], a[1] - b[1], a[2] - b[2]))
+        A.append(a)
+        B.append(b)
+        if finish == LOCAL:
+            done = _polished(poly, face, wi, gap, status, iterations, lower, upper, math.inf)
+            if isinstance(done, EPAResult):
+                return done
+    gap = max(gap, 0.0)
+    portal = [(W[i], A[i], B[i]), (W[j], A[j], B[j]), (W[k], A[k], B[k])]
+    if finish is EXACT and min(_projection_coordinates_raw(W, face)) < 0.0:
+        finish = RAY        # rounding left the projection just outside: take it along the ray
+    if finish is not EXACT and d > 0.0:
+        # The ray along n starts in this face's triangle when the face is the nearest one (then
+        # the origin projects into it); a face kept from earlier may not hold it: then MPR finds
+        # its own first portal on the ray.
+        if mpr.crosses(portal, n):
+            ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal,
+                             tolerance=RAY_TOLERANCE)
+        else:
+            ray = mpr.ray_pass(poly.sa, poly.sb, n, RAY_TOLERANCE)
+        poly.calls += ray.calls
+        if ray.outcome == mpr.BOUNDARY and len(ray.portal) == 3 and mpr.crosses(ray.portal, n):
+            portal = ray.portal
+    crossing = mpr.ray_crossing(portal, n)
+    if crossing is None:
+        depth = d if d > 0.0 else 0.0
+        lam = _projection_coordinates(W[i], W[j], W[k], n, d)
+        portal = [(W[i], A[i], B[i]), (W[j], A[j], B[j]), (W[k], A[k], B[k])]
+    else:
+        depth, lam = crossing
+        depth = depth if depth > 0.0 else 0.0
+    pa = _combine([v[1] for v in portal], lam)
+    pb = _combine([v[2] for v in portal], lam)
+    pa, pb = _split_residual(pa, pb, depth, n)
+    return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, gap, max(lower, 0.0),
+                     upper, poly.scale, finish is not EXACT)
+
+
+def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None):
+    """Newton polish of ``face``'s direction (``polish``) where C is smooth or folded there.
+
+    Returns the answer, or what to do instead: RAY (C is curved but no clean minimum is near:
+    finish along the ray once EPA has UNPOLISHED_TOLERANCE) or EXACT (C is sharp there: EPA goes on
+    to an exact face). ``budget`` bounds how much lower the minimum may lie (EPA's certified
+    gap by default): a polish whose model predicts more is not started.
+    """
+    n = (face[1], face[2], face[3])
+    shape = _local_shape(poly, n, wi)
+    if shape[0] == SHARP:
+        return EXACT
+    if budget is None:
+        budget = POLISH_BUDGET * gap + ROUNDING_GAP * poly.scale
+    ok, depth, n, pa, pb, calls = polish(poly.sa, poly.sb, n, poly.scale, shape, budget=budget)
+    poly.calls += calls
+    if not ok:
+        return RAY
+    pa, pb = _split_residual(pa, pb, depth, n)
+    return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, max(gap, 0.0),
+                     max(lower, 0.0), upper, poly.scale)
+
+
+def _touching(poly, normal, weights) -> EPAResult:
+    """Zero-depth contact: the common point of the simplex, and a normal C does not reach past."""
+    pa = _combine(poly.A[:len(weights)], weights)
+    pb = _combine(poly.B[:len(weights)], weights)
+    p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
+    return EPAResult(Status.TOUCHING, 0.0, normal, p, p, 0, poly.calls, 0.0, 0.0, 0.0, poly.scale)
+
+
+def _failed(poly) -> EPAResult:
+    nan = float("nan")
+    return EPAResult(Status.FAILED, nan, (nan, nan, nan), (nan, nan, nan), (nan, nan, nan), 0,
+                     poly.calls, math.inf, 0.0, math.inf, poly.scale)
+
+
+def _projection_coordinates(p0, p1, p2, n, d):
+    """Barycentric coordinates of d·n (the origin projected on the plane) in triangle p0 p1 p2."""
+    qx, qy, qz = d * n[0], d * n[1], d * n[2]
+    lam = []
+    for a, b in ((p1, p2), (p2, p0), (p0, p1)):
+        ax, ay, az = a[0] - qx, a[1] - qy, a[2] - qz
+        bx, by, bz = b[0] - qx, b[1] - qy, b[2] - qz
+        lam.append(n[0] * (ay * bz - az * by) + n[1] * (az * bx - ax * bz)
+                   + n[2] * (ax * by - ay * bx))
+    total = lam[0] + lam[1] + lam[2]
+    if not total > 0.0:
+        return (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
+    # Rounding can leave a coordinate slightly negative for a projection on an edge: clamp it.
+    lam = [l if l > 0.0 else 0.0 for l in lam]
+    total = lam[0] + lam[1] + lam[2]
+    return (lam[0] / total, lam[1] / total, lam[2] / total)
+
+
+def _combine(points, weights):
+    x = y = z = 0.0
+    for p, l in zip(points, weights):
+        x += l * p[0]
+        y += l * p[1]
+        z += l * p[2]
+    return (x, y, z)
+
+
+def _split_residual(pa, pb, depth, n):
+    """Move pa and pb half of the residual each so that pa − pb == depth · n exactly."""
+    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
+    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
+    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
+    return (pa[0] - rx, pa[1] - ry, pa[2] - rz), (pb[0] + rx, pb[1] + ry, pb[2] + rz)
+
+
+# --- the local shape of C around a direction -------------------------------------------------
+
+EXACT = "exact"      # the face is on the boundary of C
+SMOOTH = "smooth"    # the support point moves smoothly with the direction (curved both ways)
+RULED = "ruled"      # it jumps one way and moves smoothly the other (a cylinder-like strip)
+SHARP = "sharp"      # it stays put or jumps both ways (a vertex, edge or face of a polytope)
+RAY = "ray"          # no local polish applies: finish along the ray
+LOCAL = "local"      # EPA stopped early: polish if possible, else the ray
+
+
+def _local_shape(poly, n, wi):
+    kind = probe_shape(poly.sa, poly.sb, n, poly.W[wi], poly.A[wi], poly.B[wi], poly.scale)
+    poly.calls += 2
+    return kind
+
+
+def probe_shape(sa, sb, n, w, a, b, scale):
+    """Classify C around direction n (support point w = a − b) by two support probes tilted by
+    POLISH_STEP; two support calls.
+
+    Returns (kind, t1, t2, probes, w, a, b) with probes [(m, w_m, a_m, b_m, |n + δ t|)] along
+    the tangents t1 and t2, reused by ``polish`` as its finite differences.
+    """
+    nx, ny, nz = n
+    t1 = _perpendicular(nx, ny, nz)
+    t2 = (ny * t1[2] - nz * t1[1], nz * t1[0] - nx * t1[2], nx * t1[1] - ny * t1[0])
+    wx, wy, wz = w
+    delta = POLISH_STEP
+    probes, kinds = [], []
+    for t in (t1, t2):
+        mx, my, mz = nx + delta * t[0], ny + delta * t[1], nz + delta * t[2]
+        length = math.sqrt(mx * mx + my * my + mz * mz)
+        mx, my, mz = mx / length, my / length, mz / length
+        pa = sa(mx, my, mz)
+        pb = sb(-mx, -my, -mz)
+        vx, vy, vz = pa[0] - pb[0] - wx, pa[1] - pb[1] - wy, pa[2] - pb[2] - wz
+        vn = vx * nx + vy * ny + vz * nz
+        moved = math.sqrt(max(vx * vx + vy * vy + vz * vz - vn * vn, 0.0))
+        if moved <= STILL_TOLERANCE * scale:
+            kinds.append(SHARP)
+        elif moved <= JUMP_RATIO * delta * scale:
+            kinds.append(SMOOTH)
+        else:
+            kinds.append(RULED)
+        probes.append(((mx, my, mz), (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), pa, pb,
+                       length))
+    if SMOOTH not in kinds:
+        kind = SHARP          # a vertex, edge or face of a polytope-like C: EPA ends exactly
+    elif RULED in kinds:
+        kind = RULED
+    else:
+        kind = SMOOTH         # (a still probe: curved one way only, e.g. off a cylinder's fold)
+    return (kind, t1, t2, probes, (wx, wy, wz), a, b)
+
+
+# --- local polish: Newton's method on the support function ----------------------------------
+
+def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
+           budget: float = math.inf):
+    """Minimise h(n) = max over C of x·n over unit n, from ``normal``, by Newton's method.
+
+    The gradient of h on the sphere is the tangential part of the support point s(n); the
+    Hessian (the radii of curvature of C, less h) comes from the finite differences of
+    ``probed`` (``probe_shape``) and is then kept up to date by BFGS updates. Only steps that
+    lower h are taken; a model that is not convex (far from the minimum) is shifted so that the
+    step bends toward steepest descent. Ends when s(n) lies on the ray along n within
+    POLISH_TOLERANCE: s(n) is then the boundary point of C nearest the origin around there.
+
+    Where a step makes the support point jump (a straight edge of C, e.g. a box edge swept over
+    an ellipsoid), the minimum lies on the fold along that edge: ``_polish_ruled`` takes over.
+
+    ``budget``: if the quadratic model predicts a minimum lower than h(normal) − budget, the
+    start is not near a smooth minimum (EPA's certificate says there is none that deep) and the
+    polish gives up at once.
+
+    Returns (ok, depth, n, point_a, point_b, calls); ok is False where neither applies (a
+    vertex or face of C, a fold that is not straight) or the calls ran out.
+    """
+    nx, ny, nz = normal
+    kind, (t1x, t1y, t1z), (t2x, t2y, t2z), probes, (wx, wy, wz), a, b = probed
+    if kind == RULED:
+        _, v, pa, pb, _ = max(probes, key=lambda pr: _tangential2(
+            (pr[1][0] - wx, pr[1][1] - wy, pr[1][2] - wz), normal))
+        return _polish_ruled(sa, sb, normal, (a, b), (pa, pb), scale, max_calls, 0, budget)
+    calls = 0
+    h = wx * nx + wy * ny + wz * nz
+    g1 = wx * t1x + wy * t1y + wz * t1z
+    g2 = wx * t2x + wy * t2y + wz * t2z
+    tol2 = (POLISH_TOLERANCE * scale) ** 2
+    if g1 * g1 + g2 * g2 <= tol2:
+        return True, h, (nx, ny, nz), a, b, calls
+    # Finite-difference Hessian of f(u) = h(unit(n + u1 t1 + u2 t2)) at u = 0.
+    delta = POLISH_STEP
+    cols = []
+    for (mx, my, mz), (vx, vy, vz), _, _, length in probes:
+        vm = vx * mx + vy * my + vz * mz
+        # ∂f/∂u_j = s(m)·(t_j − (m·t_j) m) / |n + δ e|
+        d1 = (vx * t1x + vy * t1y + vz * t1z - (mx * t1x + my * t1y + mz * t1z) * vm) / length
+        d2 = (vx * t2x + vy * t2y + vz * t2z - (mx * t2x + my * t2y + mz * t2z) * vm) / length
+        cols.append(((d1 - g1) / delta, (d2 - g2) / delta))
+    h11, h22 = cols[0][0], cols[1][1]
+    h12 = 0.5 * (cols[0][1] + cols[1][0])
+    det = h11 * h22 - h12 * h12
+    if budget < math.inf:
+        # Predicted descent ½ gᵀH⁻¹g of a convex model; a non-convex one predicts no minimum.
+        if not (h11 > 0.0 and det > 0.0) or \
+                0.5 * (h22 * g1 * g1 - 2.0 * h12 * g1 * g2 + h11 * g2 * g2) / det > budget:
+            return False, h, (nx, ny, nz), a, b, calls
+    rise = POLISH_RISE * scale
+    while calls < max_calls:
+        # Newton step on the model H u = −g, H shifted to positive definite where the model is
+        # not convex: the step then bends toward steepest descent, no longer than MAX_STEP.
+        g_norm = math.sqrt(g1 * g1 + g2 * g2)
+        half_trace = 0.5 * (h11 + h22)
+        lowest = half_trace - math.sqrt(0.25 * (h11 - h22) ** 2 + h12 * h12)
+        floor = g_norm / POLISH_MAX_STEP
+        shift = floor - lowest if lowest < floor else 0.0
+        k11, k22 = h11 + shift, h22 + shift
+        det = k11 * k22 - h12 * h12
+        if not det > 0.0:
+            break
+        u1 = -(k22 * g1 - h12 * g2) / det
+        u2 = -(k11 * g2 - h12 * g1) / det
+        step = math.sqrt(u1 * u1 + u2 * u2)
+        if step > POLISH_MAX_STEP:
+            u1, u2 = u1 * POLISH_MAX_STEP / step, u2 * POLISH_MAX_STEP / step
+        # Backtrack until h descends; a support point that jumps instead of moving with the
+        # curvature means a straight fold of C: finish there.
+        for _ in range(POLISH_BACKTRACKS + 1):
+            mx = nx + u1 * t1x + u2 * t2x
+            my = ny + u1 * t1y + u2 * t2y
+            mz = nz + u1 * t1z + u2 * t2z
+            length = math.sqrt(mx * mx + my * my + mz * mz)
+            mx, my, mz = mx / length, my / length, mz / length
+            p = sa(mx, my, mz)
+            q = sb(-mx, -my, -mz)
+            calls += 1
+            vx, vy, vz = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+            hm = vx * mx + vy * my + vz * mz
+            jump = (vx - wx, vy - wy, vz - wz)
+            # The support should move by about (H + h I) u (radii of curvature times the turn).
+            moved1 = (h11 + h) * u1 + h12 * u2
+            moved2 = h12 * u1 + (h22 + h) * u2
+            expected = math.sqrt(moved1 * moved1 + moved2 * moved2)
+            if _tangential2(jump, (nx, ny, nz)) > (JUMP_RATIO * expected) ** 2 + \
+                    (STILL_TOLERANCE * scale) ** 2:
+                return _polish_ruled(sa, sb, (nx, ny, nz), (a, b), (p, q), scale, max_calls,
+                                     calls, budget)
+            if hm <= h + rise or calls >= max_calls:
+                break
+            u1, u2 = 0.5 * u1, 0.5 * u2
+        if hm > h + rise:
+            break                                    # no descent
+        # Carry the tangent frame over to m, and the gradient with it.
+        c = t1x * mx + t1y * my + t1z * mz
+        t1x, t1y, t1z = _unit(t1x - c * mx, t1y - c * my, t1z - c * mz)
+        t2x, t2y, t2z = my * t1z - mz * t1y, mz * t1x - mx * t1z, mx * t1y - my * t1x
+        f1 = vx * t1x + vy * t1y + vz * t1z
+        f2 = vx * t2x + vy * t2y + vz * t2z
+        # BFGS update of the (unshifted) Hessian with the step u and the change of gradient y.
+        y1, y2 = f1 - g1, f2 - g2
+        yu = y1 * u1 + y2 * u2
+        hu1, hu2 = h11 * u1 + h12 * u2, h12 * u1 + h22 * u2
+        uhu = u1 * hu1 + u2 * hu2
+        if yu > 0.0 and uhu > 0.0:
+            h11 += y1 * y1 / yu - hu1 * hu1 / uhu
+            h12 += y1 * y2 / yu - hu1 * hu2 / uhu
+            h22 += y2 * y2 / yu - hu2 * hu2 / uhu
+        nx, ny, nz, h, g1, g2, a, b = mx, my, mz, hm, f1, f2, p, q
+        wx, wy, wz = vx, vy, vz
+        if g1 * g1 + g2 * g2 <= tol2:
+            return True, h, (nx, ny, nz), a, b, calls
+    return False, h, (nx, ny, nz), a, b, calls
+
+
+def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget=math.inf):
+    """``polish`` on a straight fold of C: along a direction e C is a segment, across it curved.
+    The normal is kept perpendicular to e (where the support is that whole segment) and Newton's
+    method runs in the one curved direction τ = n × e. The answer is the point of the segment on
+    the ray along n, from the segment's two ends.
+
+    ``before`` and ``after`` are the support points (on A, on B) on either side of the fold.
+    The fold direction is the jump of whichever shape jumped (a polytope edge, a cylinder's side
+    line): the other shape's points only move with its curvature and would blur it.
+    """
+    nx, ny, nz = normal
+    rise = POLISH_RISE * scale
+    tol = POLISH_TOLERANCE * scale
+
+    def support(mx, my, mz):
+        p = sa(mx, my, mz)
+        q = sb(-mx, -my, -mz)
+        return (p[0] - q[0], p[1] - q[1], p[2] - q[2]), p, q
+
+    def fold_direction(before, after, nx, ny, nz):
+        """Unit jump of whichever shape jumped between ``before`` and ``after`` (None if none)."""
+        parts = []
+        for x, y, sign in ((before[0], after[0], 1.0), (before[1], after[1], -1.0)):
+            d = (sign * (y[0] - x[0]), sign * (y[1] - x[1]), sign * (y[2] - x[2]))
+            parts.append((d, _tangential2(d, (nx, ny, nz))))
+        total = parts[0][1] + parts[1][1]
+        jx = jy = jz = 0.0
+        for d, size2 in parts:
+            if size2 > FOLD_SHARE * total:       # this shape jumped (the fold is its edge)
+                jx, jy, jz = jx + d[0], jy + d[1], jz + d[2]
+        if jx * jx + jy * jy + jz * jz <= (STILL_TOLERANCE * scale) ** 2:
+            return None
+        return _unit(jx, jy, jz)
+
+    # The fold direction from the jump, then refined from the segment's two ends, probed across
+    # the fold from n ⊥ e; the normal ends up on the fold (n ⊥ e).
+    e = fold_direction(before, after, nx, ny, nz)
+    if e is None:
+        return False, 0.0, normal, None, None, calls
+    nx, ny, nz = _reject(nx, ny, nz, e)
+    (_, a1, b1), (_, a2, b2) = (
+        support(*_unit(nx + s * FOLD_SPREAD * e[0], ny + s * FOLD_SPREAD * e[1],
+                       nz + s * FOLD_SPREAD * e[2])) for s in (-1.0, 1.0))
+    calls += 2
+    e = fold_direction((a1, b1), (a2, b2), nx, ny, nz)
+    if e is None:
+        return False, 0.0, normal, None, None, calls
+    ex, ey, ez = e
+    nx, ny, nz = _reject(nx, ny, nz, e)
+    h_start = None
+    # Newton in the curved direction, the normal kept on the fold (n ⊥ e).
+    tx, ty, tz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex        # τ = n × e
+    w, _, _ = support(nx, ny, nz)
+    calls += 1
+    h = w[0] * nx + w[1] * ny + w[2] * nz
+    g = w[0] * tx + w[1] * ty + w[2] * tz
+    h_start = h
+    curvature = None
+    while abs(g) > tol:
+        if calls >= max_calls:
+            return False, h, (nx, ny, nz), None, None, calls
+        if curvature is None:
+            # Finite-difference curvature along τ (as in ``polish``, in one dimension).
+            mx, my, mz = nx + POLISH_STEP * tx, ny + POLISH_STEP * ty, nz + POLISH_STEP * tz
+            length = math.sqrt(mx * mx + my * my + mz * mz)
+            mx, my, mz = mx / length, my / length, mz / length
+            v, _, _ = support(mx, my, mz)
+            calls += 1
+            vm = v[0] * mx + v[1] * my + v[2] * mz
+            gm = ((v[0] * tx + v[1] * ty + v[2] * tz) - (mx * tx + my * ty + mz * tz) * vm) \
+                / length
+            curvature = (gm - g) / POLISH_STEP
+            if budget < math.inf and not (curvature > 0.0 and 0.5 * g * g / curvature <= budget):
+                return False, h, (nx, ny, nz), None, None, calls
+        floor = abs(g) / POLISH_MAX_STEP
+        u = -g / (curvature if curvature > floor else floor)
+        for _ in range(POLISH_BACKTRACKS + 1):
+            mx, my, mz = _unit(nx + u * tx, ny + u * ty, nz + u * tz)
+            v, _, _ = support(mx, my, mz)
+            calls += 1
+            hm = v[0] * mx + v[1] * my + v[2] * mz
+            if hm <= h + rise or calls >= max_calls:
+                break
+            u *= 0.5
+        if hm > h + rise:
+            return False, h, (nx, ny, nz), None, None, calls
+        tx, ty, tz = my * ez - mz * ey, mz * ex - mx * ez, mx * ey - my * ex
+        gm = v[0] * tx + v[1] * ty + v[2] * tz
+        if (gm - g) * u > 0.0:
+            curvature = (gm - g) / u                 # secant update
+        nx, ny, nz, h, g = mx, my, mz, hm, gm
+    # The segment's ends at the final normal (tilted a hair either way along e), and its point
+    # on the ray (at h·n).
+    (w1, a1, b1), (w2, a2, b2) = (
+        support(*_unit(nx + s * FOLD_STEP * ex, ny + s * FOLD_STEP * ey, nz + s * FOLD_STEP * ez))
+        for s in (1.0, -1.0))
+    calls += 2
+    flat = FOLD_FLATNESS * scale
+    if abs(w1[0] * nx + w1[1] * ny + w1[2] * nz - h) > flat or \
+            abs(w2[0] * nx + w2[1] * ny + w2[2] * nz - h) > flat or h > h_start + rise:
+        return False, h, (nx, ny, nz), None, None, calls   # not a straight fold after all
+    dx, dy, dz = w1[0] - w2[0], w1[1] - w2[1], w1[2] - w2[2]
+    dd = dx * dx + dy * dy + dz * dz
+    if dd == 0.0:
+        return False, h, (nx, ny, nz), None, None, calls
+    lam = ((h * nx - w2[0]) * dx + (h * ny - w2[1]) * dy + (h * nz - w2[2]) * dz) / dd
+    if not -FOLD_OVERHANG <= lam <= 1.0 + FOLD_OVERHANG:
+        return False, h, (nx, ny, nz), None, None, calls   # the ray passes beside the segment
+    lam = min(max(lam, 0.0), 1.0)
+    pa = tuple(y + lam * (x - y) for x, y in zip(a1, a2))
+    pb = tuple(y + lam * (x - y) for x, y in zip(b1, b2))
+    return True, h, (nx, ny, nz), pa, pb, calls
+
+
+# --- the initial polytope (seed 000 §4, seed 001 §2.5) ----------------------------------------
+
+def _initial_tetrahedron(poly: _Polytope):
+    """Grow GJK's simplex into a tetrahedron containing the origin.
+
+    Returns ("tet", (i, j, k, l)), ("touching", normal, weights) or ("failed",).
+    """
+    n = len(poly.W)
+    if n == 0:
+        return ("failed",)
+    weights = list(closest_to_origin(poly.W)[1])
+    if n == 4:
+        if not _is_flat(poly.W):
+            return ("tet", (0, 1, 2, 3))
+        return _from_triangle(poly, _best_face_of_flat(poly.W), weights)
+    if n == 3:
+        return _from_triangle(poly, (0, 1, 2), weights)
+    if n == 2:
+        return _from_segment(poly, 0, 1, weights)
+    return _from_point(poly, 0, weights)
+
+
+def _touch_limit(poly):
+    return max(TOUCHING_TOLERANCE * poly.scale, 1e-300)
+
+
+def _from_triangle(poly, tri, weights):
+    i, j, k = tri
+    W = poly.W
+    ux, uy, uz = _sub(W[j], W[i])
+    vx, vy, vz = _sub(W[k], W[i])
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= DEGENERATE_SIN2 * (ux * ux + uy * uy + uz * uz) * (vx * vx + vy * vy + vz * vz) \
+            or nn == 0.0:
+        # A sliver: the origin lies on one of its edges; grow from the nearest edge instead.
+        best = min(((i, j), (j, k), (i, k)),
+                   key=lambda e: _norm2(closest_to_origin([W[e[0]], W[e[1]]])[0]))
+        return _from_segment(poly, best[0], best[1], weights)
+    s = 1.0 / math.sqrt(nn)
+    nx, ny, nz = nx * s, ny * s, nz * s
+    x, hx = poly.support(nx, ny, nz)
+    if hx <= _touch_limit(poly):
+        return ("touching", (nx, ny, nz), weights)
+    y, hy = poly.support(-nx, -ny, -nz)
+    if hy <= _touch_limit(poly):
+        return ("touching", (-nx, -ny, -nz), weights)
+    # x and y lie on opposite sides of the triangle's plane, so segment xy crosses it at some q;
+    # the triangle (which holds the origin) is covered by the three triangles q + edge, hence
+    # one of the tetrahedra edge + x + y holds the origin.
+    return _best_tetrahedron(poly, [(j, k, x, y), (i, k, x, y), (i, j, x, y)])
+
+
+def _from_segment(poly, i, j, weights):
+    W = poly.W
+    dx, dy, dz = _sub(W[j], W[i])
+    dd = dx * dx + dy * dy + dz * dz
+    if dd <= (1e-12 * poly.scale) ** 2 or dd == 0.0:
+        return _from_point(poly, i if _norm2(W[i]) <= _norm2(W[j]) else j, weights)
+    s = 1.0 / math.sqrt(dd)
+    dx, dy, dz = dx * s, dy * s, dz * s
+    # Search the plane across the segment for a triangle of C whose projection holds the origin:
+    # GJK on C projected along d (support directions stay perpendicular to d).
+    mx, my, mz = _perpendicular(dx, dy, dz)
+    chosen, proj = [], []
+    for _ in range(MAX_PIERCE_ITERATIONS):
+        vi, h = poly.support(mx, my, mz)
+        if h <= _touch_limit(poly):
+            return ("touching", (mx, my, mz), weights)
+        w = W[vi]
+        t = w[0] * dx + w[1] * dy + w[2] * dz
+        chosen.append(vi)
+        proj.append((w[0] - t * dx, w[1] - t * dy, w[2] - t * dz))
+        v, lam = closest_to_origin(proj)
+        keep = [m for m, l in enumerate(lam) if l > 0.0]
+        chosen = [chosen[m] for m in keep]
+        proj = [proj[m] for m in keep]
+        vv = _norm2(v)
+        if vv <= (1e-13 * poly.scale) ** 2:
+            if len(chosen) == 3:
+                # The line of the segment pierces triangle `chosen`; the segment holds the
+                # origin, so one of the two tetrahedra segment end + triangle holds it too.
+                a, b, c = chosen
+                return _best_tetrahedron(poly, [(i, a, b, c), (j, a, b, c)])
+            if len(chosen) == 2:
+                # The line meets segment `chosen`: a triangle with one end holds the origin.
+                a, b = chosen
+                tri = max(((i, a, b), (j, a, b)), key=lambda t3: _min_coordinate(W, t3))
+                return _from_triangle(poly, tri, weights)
+            return ("failed",)
+        s = -1.0 / math.sqrt(vv)
+        mx, my, mz = v[0] * s, v[1] * s, v[2] * s
+    return ("failed",)
+
+
+_AXES = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
+         (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
+
+
+def _from_point(poly, i, weights):
+    """The origin is (within rounding) the support point W[i]: a vertex of C, so depth 0 unless C
+    reaches past it along every axis, and then any tetrahedron on W[i] holds it."""
+    found = []
+    for axis in _AXES:
+        vi, h = poly.support(*axis)
+        if h <= _touch_limit(poly):
+            return ("touching", axis, weights)
+        found.append(vi)
+    W = poly.W
+    best, best_vol = None, 0.0
+    for a in range(6):
+        for b in range(a + 1, 6):
+            for c in range(b + 1, 6):
+                tet = (i, found[a], found[b], found[c])
+                vol = abs(_volume(W, tet))
+                if vol > best_vol:
+                    best, best_vol = tet, vol
+    if best is None or _is_flat([W[m] for m in best]):
+        return ("failed",)
+    return ("tet", best)
+
+
+def _best_tetrahedron(poly, candidates):
+    """The candidate tetrahedron holding the origin most deeply (largest smallest coordinate)."""
+    W = poly.W
+    best, best_min = None, -math.inf
+    for tet in candidates:
+        pts = [W[m] for m in tet]
+        if _is_flat(pts):
+            continue
+        m = _min_coordinate(W, tet)
+        if m > best_min:
+            best, best_min = tet, m
+    if best is None or best_min < -1e-9:
+        return ("failed",)
+    return ("tet", best)
+
+
+def _min_coordinate(W, simplex):
+    """Smallest barycentric coordinate of the origin's projection onto the simplex's hull."""
+    pts = [W[m] for m in simplex]
+    if len(pts) == 4:
+        p0 = pts[0]
+        e1, e2, e3 = _sub(pts[1], p0), _sub(pts[2], p0), _sub(pts[3], p0)
+        vol = _triple(e1, e2, e3)
+        if vol == 0.0:
+            return -math.inf
+        m = (-p0[0], -p0[1], -p0[2])
+        l1 = _triple(m, e2, e3) / vol
+        l2 = _triple(e1, m, e3) / vol
+        l3 = _triple(e1, e2, m) / vol
+        return min(1.0 - l1 - l2 - l3, l1, l2, l3)
+    p0 = pts[0]
+    e1, e2 = _sub(pts[1], p0), _sub(pts[2], p0)
+    n = _cross(e1, e2)
+    nn = _dot(n, n)
+    if nn == 0.0:
+        return -math.inf
+    m = (-p0[0], -p0[1], -p0[2])
+    l1 = _dot(n, _cross(m, e2)) / nn
+    l2 = _dot(n, _cross(e1, m)) / nn
+    return min(1.0 - l1 - l2, l1, l2)
+
+
+def _tetrahedron_faces(W, tet):
+    """The four faces of ``tet``, counter-clockwise seen from outside."""
+    i, j, k, l = tet
+    if _volume(W, tet) < 0.0:
+        j, k = k, j
+    return ((i, k, j), (i, j, l), (i, l, k), (j, k, l))
+
+
+def _is_flat(pts):
+    p0 = pts[0]
+    e1, e2, e3 = _sub(pts[1], p0), _sub(pts[2], p0), _sub(pts[3], p0)
+    scale = math.sqrt(_dot(e1, e1) * _dot(e2, e2) * _dot(e3, e3))
+    return abs(_triple(e1, e2, e3)) <= FLAT_TETRAHEDRON_RATIO * scale
+
+
+def _best_face_of_flat(W):
+    faces = ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2))
+    return max(faces, key=lambda f: _min_coordinate(W, f))
+
+
+def _volume(W, tet):
+    p0 = W[tet[0]]
+    return _triple(_sub(W[tet[1]], p0), _sub(W[tet[2]], p0), _sub(W[tet[3]], p0))
+
+
+# --- small vector helpers ---------------------------------------------------------------------
+
+def _tangential2(d, n):
+    dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - dn * dn
+
+
+def _reject(x, y, z, e):
+    """Unit vector along (x, y, z) with its component along the unit vector e removed."""
+    c = x * e[0] + y * e[1] + z * e[2]
+    return _unit(x - c * e[0], y - c * e[1], z - c * e[2])
+
+
+def _unit(x, y, z):
+    s = 1.0 / math.sqrt(x * x + y * y + z * z)
+    return x * s, y * s, z * s
+
+
+def _perpendicular(dx, dy, dz):
+    """A unit vector perpendicular to the unit vector d (crossed with its smallest axis)."""
+    ax, ay, az = abs(dx), abs(dy), abs(dz)
+    if ax <= ay and ax <= az:
+        px, py, pz = 0.0, -dz, dy        # d × x̂ (up to sign)
+    elif ay <= az:
+        px, py, pz = dz, 0.0, -dx
+    else:
+        px, py, pz = -dy, dx, 0.0
+    s = 1.0 / math.sqrt(px * px + py * py + pz * pz)
+    return px * s, py * s, pz * s
+
+
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _norm2(a):
+    return a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _triple(a, b, c):
+    return _dot(a, _cross(b, c))

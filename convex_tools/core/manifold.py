@@ -1,0 +1,554 @@
+"""Contact manifolds: the corners of the contact region of two overlapping shapes.
+
+``contact_manifold(a, b, max_points=4)`` returns a ``Manifold(normal, points (K,3), depths (K,))``
+(API.md): ``normal`` is the penetration normal (EPA, unit, from A toward B), ``points`` the
+corners of the contact region on the plane midway between the two surfaces, ``depths`` the
+penetration at each of them along the normal.
+
+The steps:
+
+1. **Penetration**: EPA's depth and normal n (``penetration``).
+2. **Support features**: the part of A that is deepest along +n and of B along −n: a face
+   (polygon), an edge (segment) or a vertex, counting a face or edge as facing n when its normal
+   is within FEATURE_ANGLE of it. Boxes, rectangles and segments have them in closed form (axes
+   of the direction within the angle of zero are "free"), cylinders, discs and cones have flat
+   caps and straight side lines, hulls their supporting face most aligned with the normal (from
+   their triangles), rounded shapes the feature of their core pushed out by the margin, sums and
+   hulls of shapes combine their parts' features. Caps of round shapes, and shapes of any other kind, are sampled
+   with the Perturbed Sampling Manifold (seed 001 §2.6, Alg. 13): the support along n tilted
+   by a small angle and turned around n. Its known trouble (seed 001 §2.6) — curved surfaces
+   and large shapes spreading the samples, cylinders' and cones' sides — is kept out by using
+   it only for flat caps and by dropping samples that fall below the support plane.
+3. **Clipping** on the contact plane: the two features projected on it are intersected (polygon
+   with polygon by Sutherland–Hodgman, a segment against a polygon or segment, a vertex alone).
+4. **Depths**: at each corner, the height of A's feature minus B's along n (the feature's plane,
+   line or point); corners where the surfaces part are dropped, the others placed midway.
+5. **Reduction** to ``max_points``: the deepest corner, the one farthest from it, then the
+   corners that add the most area: stable under small motions (a box resting on a box keeps its
+   four corners when nudged).
+
+Curved contacts (a vertex or a single support point on either side) give one point, from the
+penetration's contact points.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from .penetration import penetration
+from .results import Manifold
+from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
+                     Point, Rectangle, RoundBox, Segment, Shape, Sphere, Transformed)
+
+# A face (or edge) of a shape counts as facing the normal when its own normal is within this
+# angle (radians) of it: slightly tilted resting contacts still get all their corners.
+FEATURE_ANGLE = 0.02
+
+# Perturbed Sampling Manifold (seed 001 Alg. 13): samples around the normal, each tilted by
+# PSM_ANGLE (radians) from it. A disc or other round flat cap comes out as a PSM_SAMPLES-gon.
+PSM_SAMPLES = 16
+PSM_ANGLE = 0.1
+
+# Hulls without a face list: at most this many vertices near the support plane are tried as
+# corners of the supporting face.
+HULL_CANDIDATES = 8
+
+# Feature points within this fraction of the shapes' size of each other are one point.
+MERGE_TOLERANCE = 1e-9
+
+# Corners whose overlap depth is below −this fraction of the shapes' size are not in contact.
+DEPTH_TOLERANCE = 1e-9
+
+# Default and largest number of manifold points.
+MAX_POINTS = 4
+
+
+def contact_manifold(a, b, max_points: int = MAX_POINTS):
+    """Contact region of ``a`` and ``b`` as a ``Manifold``; None if they are apart."""
+    if not isinstance(max_points, (int, np.integer)) or max_points < 1:
+        raise ValueError(f"max_points must be a positive integer, got {max_points!r}")
+    # 1. Penetration: depth and normal.
+    contact = penetration(a, b)
+    if contact is None:
+        return None
+    n = np.asarray(contact.normal, float)
+    # 2. Support features, in contact-plane coordinates (x, y, height along n) about the
+    #    midpoint of the contact points.
+    origin = 0.5 * (contact.point_a + contact.point_b)
+    u, v = _basis(n)
+    frame = np.array((u, v, n))
+    fa = [tuple(map(float, row)) for row in (np.array(support_feature(a, n)) - origin) @ frame.T]
+    fb = [tuple(map(float, row)) for row in (np.array(support_feature(b, -n)) - origin) @ frame.T]
+    size = max(max(abs(c) for p in fa + fb for c in p), float(np.max(np.abs(origin))), 1e-300)
+    tol = MERGE_TOLERANCE * size
+    fa, fb = _unique(fa, tol), _unique(fb, tol)
+    if len(fa) == 1 or len(fb) == 1:
+        return _single(contact)
+    # 3. Clipping on the contact plane.
+    region = _clip(_hull2d([p[:2] for p in fa], tol), _hull2d([p[:2] for p in fb], tol), size)
+    # 4. Depths: A's surface above B's at each corner; the corner goes midway between them.
+    surface_a, surface_b = _surface(fa), _surface(fb)
+    corners, depths = [], []
+    for x, y in region:
+        ha, hb = surface_a(x, y), surface_b(x, y)
+        depth = ha - hb
+        if depth < -DEPTH_TOLERANCE * size:
+            continue                          # the surfaces part here: not in contact
+        corners.append((x, y, 0.5 * (ha + hb)))
+        depths.append(depth if depth > 0.0 else 0.0)
+    if not corners:
+        return _single(contact)
+    # 5. Reduction to max_points.
+    keep = _reduce([c[:2] for c in corners], depths, max_points, size)
+    points = origin + np.array([corners[i] for i in keep]) @ frame
+    return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls)
+
+
+def _single(contact):
+    mid = 0.5 * (contact.point_a + contact.point_b)
+    return Manifold(np.asarray(contact.normal, float), mid.reshape(1, 3),
+                    np.array([contact.depth]), contact.support_calls)
+
+
+# --- support features -------------------------------------------------------------------------
+
+def support_feature(shape: Shape, direction) -> list:
+    """Points (ndarrays) spanning the feature of ``shape`` farthest along ``direction``.
+
+    A face gives its corners (a polygon, in no particular order), an edge its two ends, a vertex
+    or a curved surface one point.
+    """
+    d = np.asarray(direction, float)
+    d = d / np.linalg.norm(d)
+    if shape.margin > 0.0 and shape.core is not shape:
+        return [p + shape.margin * d for p in support_feature(shape.core, d)]
+    if isinstance(shape, Transformed):
+        m = shape.matrix
+        local = support_feature(shape.shape, m[:3, :3].T @ d)
+        return list(np.asarray(local) @ m[:3, :3].T + m[:3, 3])
+    if isinstance(shape, Box):
+        return _box_feature(shape.half_extents, d)
+    if isinstance(shape, Rectangle):
+        hx, hy = shape.half_extents
+        return _box_feature(np.array((hx, hy, 0.0)), d)
+    if isinstance(shape, Segment):
+        return _box_feature(np.array((0.0, 0.0, shape.half_length)), d)
+    if isinstance(shape, Point):
+        return [np.zeros(3)]
+    if isinstance(shape, (Cylinder, Disc)):
+        h = shape.half_height if isinstance(shape, Cylinder) else 0.0
+        return _cylinder_feature(shape, shape.radius, h, d)
+    if isinstance(shape, Cone):
+        return _cone_feature(shape, d)
+    if isinstance(shape, (Sphere, Ellipsoid, Capsule, RoundBox)):
+        return [shape.support(d)]            # curved (rounded ones reach here without margin)
+    if isinstance(shape, MinkowskiSum):
+        fa, fb = support_feature(shape.a, d), support_feature(shape.b, d)
+        return [p + q for p in fa for q in fb]
+    if isinstance(shape, ConvexHullOf):
+        pts = support_feature(shape.a, d) + support_feature(shape.b, d)
+        return _band(pts, d)
+    if getattr(shape, "vertices", None) is not None:     # Hull
+        return _hull_feature(shape, d)
+    return sample_feature(shape, d)
+
+
+def _box_feature(half, d):
+    """Corners of the box face/edge/vertex along d: axes with |d_i| <= sin(angle) are free."""
+    free = np.abs(d) <= math.sin(FEATURE_ANGLE)
+    signs = [(-1.0, 1.0) if free[i] else (math.copysign(1.0, d[i]),) for i in range(3)]
+    return [np.array((sx * half[0], sy * half[1], sz * half[2]))
+            for sx in signs[0] for sy in signs[1] for sz in signs[2]]
+
+
+def _cylinder_feature(shape, r, h, d):
+    across = math.hypot(d[0], d[1])
+    sin_a = math.sin(FEATURE_ANGLE)
+    if across <= sin_a:
+        return sample_feature(shape, d)      # a flat cap: the PSM samples its rim
+    if abs(d[2]) <= sin_a and h > 0.0:       # the side: a straight line along the axis
+        x, y = r * d[0] / across, r * d[1] / across
+        return [np.array((x, y, -h)), np.array((x, y, h))]
+    return [shape.support(d)]
+
+
+def _cone_feature(shape, d):
+    r, h = shape.radius, shape.half_height
+    across = math.hypot(d[0], d[1])
+    sin_a = math.sin(FEATURE_ANGLE)
+    if across <= sin_a and d[2] < 0.0:
+        return sample_feature(shape, d)      # the base disc
+    if across > 0.0:
+        # The side line from the apex to the rim at d's azimuth has outward normal
+        # (2h cos φ, 2h sin φ, r) / |·|: d within the angle of it means that line.
+        c, s = d[0] / across, d[1] / across
+        m = np.array((2.0 * h * c, 2.0 * h * s, r))
+        m /= np.linalg.norm(m)
+        if float(np.dot(m, d)) >= math.cos(FEATURE_ANGLE):
+            return [np.array((0.0, 0.0, h)), np.array((r * c, r * s, -h))]
+    return [shape.support(d)]
+
+
+def _band(points, d):
+    """The points (of two shapes' features, for a hull of shapes) within FEATURE_ANGLE below the
+    support plane as seen from the topmost point: a face tilted by less than that angle keeps all
+    its corners."""
+    heights = [float(np.dot(p, d)) for p in points]
+    i = max(range(len(points)), key=heights.__getitem__)
+    top, height = points[i], heights[i]
+    slope = math.tan(FEATURE_ANGLE)
+    out = []
+    for p, y in zip(points, heights):
+        lateral = p - top
+        lateral = float(np.linalg.norm(lateral - np.dot(lateral, d) * d))
+        if height - y <= slope * lateral + 1e-12 * max(abs(height), 1.0):
+            out.append(p)
+    return out
+
+
+def _hull_feature(shape, d):
+    """The face, edge or vertex of a hull along d: the supporting face most aligned with d if
+    within the feature angle (its vertices), else the most level edge from the top vertex if
+    within it, else the top vertex. Faces come from the hull's triangles when it has them, else
+    from the few vertices near the support plane (a triple spans a face when all vertices lie
+    below its plane)."""
+    vertices = np.asarray(shape.vertices, float)
+    faces = getattr(shape, "faces", None)
+    heights = vertices @ d
+    top = int(np.argmax(heights))
+    size = float(np.max(np.abs(vertices))) or 1.0
+    tol = 1e-9 * size
+    cos_a = math.cos(FEATURE_ANGLE)
+    normal = None
+    if faces is not None and len(faces):
+        normals = _face_normals(shape, vertices, faces)
+        cosines = normals @ d
+        best = int(np.argmax(cosines))
+        if cosines[best] >= cos_a:
+            normal = normals[best]
+    else:
+        candidates = _band_indices(vertices, heights, top, d)[:HULL_CANDIDATES]
+        best_cos = cos_a
+        for i, j, k in _triples(candidates):
+            m = np.cross(vertices[j] - vertices[i], vertices[k] - vertices[i])
+            length = float(np.linalg.norm(m))
+            if length <= tol * size:
+                continue
+            m /= length
+            c = float(m @ d)
+            if c < 0.0:
+                m, c = -m, -c
+            if c >= best_cos and float(np.max(vertices @ m)) <= float(m @ vertices[i]) + tol:
+                normal, best_cos = m, c
+    if normal is not None:
+        on_plane = np.abs(vertices @ normal - float(normal @ vertices[top])) <= tol
+        return list(vertices[on_plane])
+    # No face: the most level edge from the top vertex, if it is within the angle.
+    slope = math.tan(FEATURE_ANGLE)
+    best, best_ratio = None, slope
+    for i in _band_indices(vertices, heights, top, d):
+        if i == top:
+            continue
+        lateral = vertices[i] - vertices[top]
+        lateral = float(np.linalg.norm(lateral - np.dot(lateral, d) * d))
+        ratio = (heights[top] - heights[i]) / lateral if lateral > 0.0 else math.inf
+        if ratio <= best_ratio:
+            best, best_ratio = i, ratio
+    return [vertices[top]] if best is None else [vertices[top], vertices[best]]
+
+
+_NORMALS = weakref.WeakKeyDictionary()     # Hull → its faces' unit normals (shapes are immutable)
+
+
+def _face_normals(shape, vertices, faces):
+    """Unit outward normals of the hull's triangles (zero rows for degenerate ones), cached."""
+    try:
+        return _NORMALS[shape]
+    except (KeyError, TypeError):
+        pass
+    tri = vertices[np.asarray(faces)]
+    normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    ok = lengths > 0.0
+    normals[ok] /= lengths[ok][:, None]
+    normals[~ok] = 0.0
+    try:
+        _NORMALS[shape] = normals
+    except TypeError:                         # not weak-referenceable: no cache
+        pass
+    return normals
+
+
+def _band_indices(vertices, heights, top, d):
+    """Vertices within FEATURE_ANGLE below the support plane as seen from the top vertex, the
+    nearest to the plane first."""
+    offsets = vertices - vertices[top]
+    offsets -= np.outer(offsets @ d, d)
+    lateral = np.linalg.norm(offsets, axis=1)
+    drop = heights[top] - heights
+    inside = drop <= math.tan(FEATURE_ANGLE) * lateral + 1e-12 * max(abs(heights[top]), 1.0)
+    indices = np.nonzero(inside)[0]
+    return [int(i) for i in indices[np.argsort(drop[indices])]]
+
+
+def _triples(indices):
+    n = len(indices)
+    for a in range(n):
+        for b in range(a + 1, n):
+            for c in range(b + 1, n):
+                yield indices[a], indices[b], indices[c]
+
+
+def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGLE) -> list:
+    """Perturbed Sampling Manifold (seed 001 Alg. 13): supports along d tilted by ``angle`` and
+    turned around d in ``samples`` steps, plus the support along d; samples that fall below the
+    support plane by more than a flat face tilted by the feature angle would are dropped (they
+    come from a curved surface, the method's known trouble spot)."""
+    d = np.asarray(d, float)
+    u, v = _basis(d)
+    top = shape.support(d)
+    height = float(np.dot(top, d))
+    tilt = math.tan(angle)
+    out = [top]
+    for k in range(samples):
+        phi = 2.0 * math.pi * k / samples
+        p = shape.support(d + tilt * (math.cos(phi) * u + math.sin(phi) * v))
+        lateral = float(np.linalg.norm(p - top - np.dot(p - top, d) * d))
+        if height - float(np.dot(p, d)) <= math.sin(FEATURE_ANGLE) * lateral * 0.5 + \
+                1e-12 * max(lateral, abs(height), 1.0):
+            out.append(p)
+    return out
+
+
+# --- the contact plane ------------------------------------------------------------------------
+
+def _basis(n):
+    """Two unit vectors completing the unit vector n to a right-handed orthonormal frame."""
+    nx, ny, nz = float(n[0]), float(n[1]), float(n[2])
+    if abs(nx) < 0.6:                        # u = n × x̂
+        ux, uy, uz = 0.0, nz, -ny
+    else:                                    # u = n × ŷ
+        ux, uy, uz = -nz, 0.0, nx
+    s = 1.0 / math.sqrt(ux * ux + uy * uy + uz * uz)
+    ux, uy, uz = ux * s, uy * s, uz * s
+    return (np.array((ux, uy, uz)),
+            np.array((ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux)))
+
+
+def _unique(points, tol):
+    """The points with near-duplicates (closer than tol) dropped."""
+    out = []
+    t2 = tol * tol
+    for p in points:
+        if all((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2 > t2 for q in out):
+            out.append(p)
+    return out
+
+
+def _hull2d(points, tol):
+    """The projected feature as a counter-clockwise convex polygon, a segment or a point
+    (Andrew's monotone chain; corners closer than ``tol`` merged)."""
+    pts = sorted(set(points))
+    if len(pts) <= 1:
+        return pts
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= tol * _dist(lower[-2], p):
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= tol * _dist(upper[-2], p):
+            upper.pop()
+        upper.append(p)
+    hull = lower[:-1] + upper[:-1]
+    # Merge corners closer than the tolerance (a segment collapses to its two ends).
+    out = []
+    for p in hull:
+        if all(_dist(p, q) > tol for q in out):
+            out.append(p)
+    return out
+
+
+def _dist(p, q):
+    return math.hypot(p[0] - q[0], p[1] - q[1])
+
+
+def _clip(pa, pb, size):
+    """Intersection of two convex 2D shapes (polygons CCW, segments, points) as corner list."""
+    tol = MERGE_TOLERANCE * size
+    if len(pa) > len(pb):
+        pa, pb = pb, pa
+    if len(pa) == 1:
+        return pa
+    if len(pa) == 2 and len(pb) == 2:
+        return _clip_segments(pa, pb, tol)
+    if len(pa) == 2:
+        return _clip_segment_polygon(pa, pb, tol)
+    return _clip_polygons(pa, pb, tol)
+
+
+def _clip_polygons(subject, clipper, tol):
+    """Sutherland–Hodgman: ``subject`` cut by each edge of the convex CCW ``clipper``."""
+    out = list(subject)
+    m = len(clipper)
+    for i in range(m):
+        if not out:
+            break
+        a, b = clipper[i], clipper[(i + 1) % m]
+        ex, ey = b[0] - a[0], b[1] - a[1]
+        length = math.hypot(ex, ey)
+
+        def side(p):
+            return (ex * (p[1] - a[1]) - ey * (p[0] - a[0])) / length   # > 0: inside (left)
+
+        src, out = out, []
+        for j in range(len(src)):
+            p, q = src[j], src[(j + 1) % len(src)]
+            sp, sq = side(p), side(q)
+            if sp >= -tol:
+                out.append(p)
+            if (sp >= -tol) != (sq >= -tol) and sp != sq:
+                t = sp / (sp - sq)
+                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+    return _hull2d(out, tol) if len(out) > 2 else out
+
+
+def _clip_segment_polygon(seg, poly, tol):
+    """The part of segment ``seg`` inside the convex CCW polygon (Cyrus–Beck)."""
+    (x0, y0), (x1, y1) = seg
+    dx, dy = x1 - x0, y1 - y0
+    t0, t1 = 0.0, 1.0
+    m = len(poly)
+    for i in range(m):
+        a, b = poly[i], poly[(i + 1) % m]
+        ex, ey = b[0] - a[0], b[1] - a[1]
+        length = math.hypot(ex, ey)
+        # Inside when e × (p − a) >= −tol·|e|.
+        num = ex * (y0 - a[1]) - ey * (x0 - a[0]) + tol * length
+        den = ex * dy - ey * dx
+        if den == 0.0:
+            if num < 0.0:
+                return []
+            continue
+        t = -num / den
+        if den > 0.0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return []
+    return [(x0 + t0 * dx, y0 + t0 * dy), (x0 + t1 * dx, y0 + t1 * dy)]
+
+
+def _clip_segments(s, r, tol):
+    """Overlap of two segments: a sub-segment when collinear, else their crossing point."""
+    (px, py), (qx, qy) = s
+    (ax, ay), (bx, by) = r
+    dx, dy = qx - px, qy - py
+    ex, ey = bx - ax, by - ay
+    den = dx * ey - dy * ex
+    ld, le = math.hypot(dx, dy), math.hypot(ex, ey)
+    if abs(den) <= 1e-9 * ld * le:
+        # Parallel: overlap along the common line if they are on it.
+        off = abs(dx * (ay - py) - dy * (ax - px)) / ld
+        if off > max(tol, 1e-9 * ld):
+            return []
+        ta = ((ax - px) * dx + (ay - py) * dy) / (ld * ld)
+        tb = ((bx - px) * dx + (by - py) * dy) / (ld * ld)
+        lo, hi = max(0.0, min(ta, tb)), min(1.0, max(ta, tb))
+        if lo > hi:
+            return []
+        return [(px + lo * dx, py + lo * dy), (px + hi * dx, py + hi * dy)]
+    t = ((ax - px) * ey - (ay - py) * ex) / den
+    w = ((ax - px) * dy - (ay - py) * dx) / den
+    slack_t, slack_w = tol / max(ld, 1e-300), tol / max(le, 1e-300)
+    if -slack_t <= t <= 1.0 + slack_t and -slack_w <= w <= 1.0 + slack_w:
+        t = min(max(t, 0.0), 1.0)
+        return [(px + t * dx, py + t * dy)]
+    return []
+
+
+def _surface(feature):
+    """Height of the feature's surface above a contact-plane point (x, y): the feature's plane
+    through three well-spread corners, or its line for an edge, or its height for a vertex."""
+    if len(feature) == 1:
+        h = feature[0][2]
+        return lambda x, y: h
+    flat = [p[:2] for p in feature]
+    i, j = _farthest_pair(flat)
+    (ax, ay, ah), (bx, by, bh) = feature[i], feature[j]
+    dx, dy = bx - ax, by - ay
+    dd = dx * dx + dy * dy
+    k = max(range(len(feature)), key=lambda m: abs(_area(flat[i], flat[j], flat[m])))
+    cx, cy, ch = feature[k]
+    det = dx * (cy - ay) - dy * (cx - ax)
+    if len(feature) == 2 or abs(det) <= 1e-9 * dd:
+        # An edge: interpolate along it by the projection of the point.
+        def along(x, y):
+            t = 0.0 if dd == 0.0 else ((x - ax) * dx + (y - ay) * dy) / dd
+            t = 0.0 if t < 0.0 else 1.0 if t > 1.0 else t
+            return ah + t * (bh - ah)
+        return along
+    # A face: h = ah + g·(p − a), the gradient g solving the two edges a→b and a→c.
+    ex, ey, eh = cx - ax, cy - ay, ch - ah
+    gx = ((bh - ah) * ey - eh * dy) / det
+    gy = (dx * eh - ex * (bh - ah)) / det
+    return lambda x, y: ah + gx * (x - ax) + gy * (y - ay)
+
+
+def _farthest_pair(projected):
+    best, pair = -1.0, (0, 0)
+    for i in range(len(projected)):
+        for j in range(i + 1, len(projected)):
+            d = _dist(projected[i], projected[j])
+            if d > best:
+                best, pair = d, (i, j)
+    return pair
+
+
+# --- reduction --------------------------------------------------------------------------------
+
+def _reduce(points, depths, max_points, size):
+    """Indices of at most ``max_points`` corners: the deepest, the farthest from it, then the
+    ones adding the most area (a stable choice: small motions keep the same corners)."""
+    k = len(points)
+    if k <= max_points:
+        return list(range(k))
+    first = max(range(k), key=lambda i: (depths[i], -i))
+    chosen = [first]
+    if max_points >= 2:
+        chosen.append(max((i for i in range(k) if i != first),
+                          key=lambda i: _dist(points[i], points[first])))
+    if max_points >= 3:
+        a, b = points[chosen[0]], points[chosen[1]]
+        third = max((i for i in range(k) if i not in chosen),
+                    key=lambda i: abs(_area(a, b, points[i])))
+        chosen.append(third)
+    if max_points >= 4:
+        a, b, c = (points[i] for i in chosen)
+        # The fourth on the far side of the triangle's edges: the one adding the most area.
+        def added(i):
+            p = points[i]
+            return max(-_area(a, b, p) * math.copysign(1.0, _area(a, b, c)),
+                       -_area(b, c, p) * math.copysign(1.0, _area(b, c, a)),
+                       -_area(c, a, p) * math.copysign(1.0, _area(c, a, b)))
+        fourth = max((i for i in range(k) if i not in chosen), key=added)
+        if added(fourth) > 0.0:
+            chosen.append(fourth)
+    for i in range(k):                       # more than four requested: the rest by depth
+        if len(chosen) >= max_points:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    return chosen
+
+
+def _area(a, b, c):
+    return 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))

@@ -1,0 +1,407 @@
+"""Minkowski Portal Refinement: intersection test and depth heuristic (seed 001 §2.4).
+
+MPR works on C = A − B geometrically. From an interior point v0 of C it casts a ray and
+maintains a *portal*: a triangle of support points of C that the ray passes through, so that
+v0 and the portal bound a tetrahedron inside C.
+
+    phase 1–2, discover the portal: support points around the ray until it passes through
+               the triangle (seed 001 Alg. 6–7);
+    phase 3,   refine the portal: the support point p along the portal's outward normal
+               replaces the portal vertex that keeps the ray inside (Alg. 8), until the portal
+               holds the target, the support plane excludes it, or the portal reaches the
+               boundary of C (p no farther than a tolerance beyond it).
+
+``intersect`` casts the ray from v0 = centre(A) − centre(B) toward the origin: the shapes
+overlap when the origin falls inside a tetrahedron v0 + portal.
+
+``penetration`` is the two-pass heuristic of seed 001 §2.4.1: pass 1 pushes the portal on the
+centre ray to the boundary and takes its normal as an estimate of the contact normal; pass 2
+casts a ray from the origin along that estimate, pushes that portal to the boundary, and answers
+with the portal's point nearest the origin. Pass 2 starts from pass 1's last portal when its ray
+crosses it (that portal already lies on the boundary), saving the portal discovery. The answer
+is always (within DEPTH_TOLERANCE) a boundary point of C, so translating A by it leaves the
+shapes touching; it is the minimal one when the centre ray exits C through the face of the
+penetration, and exact for spheres (the ray then passes through the very first support point).
+It can differ from EPA's minimal depth, e.g. for corner-to-corner contacts (seed 001 §2.4.1).
+
+Two additions to the thesis's heuristic: pass 1 stops at a coarse tolerance (its normal is only
+an estimate), and where C is smooth or folded around that normal, Newton's polish of EPA
+(``epa.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
+estimate, where pass 2 would creep up on the curvature linearly.
+
+Portal tests are written with q_i = v_i − v0 and the ray direction r: the ray passes through
+portal v1 v2 v3 (outward, det[q1 q2 q3] > 0) exactly when r·(q2×q3), r·(q3×q1) and r·(q1×q2)
+are all non-negative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .results import Contact, Status
+from .simplex import closest_to_origin
+
+# Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
+# in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
+MAX_ITERATIONS = 64
+
+# The intersection test stops at the boundary when the support plane is within this fraction of
+# the size of C beyond the portal (only reached when the origin is that close to the boundary).
+INTERSECT_TOLERANCE = 1e-12
+
+# Pass 1 only estimates a direction for pass 2: its portal may stop this far (relative to the
+# size of C) from the boundary, which tilts the estimate by about the square root of it.
+NORMAL_TOLERANCE = 1e-2
+
+# A portal within this fraction of the size of C of its support plane lies on a face of C
+# (rounding level): there is no curvature to polish.
+EXACT_TOLERANCE = 1e-13
+
+# The answer's portal reaches the boundary within this fraction of the size of C, so translating
+# A by the answer leaves the shapes touching within it.
+DEPTH_TOLERANCE = 1e-9
+
+# The origin within this fraction of the size of C of the boundary counts as touching
+# (touching shapes intersect, as for ``gjk.intersect``).
+TOUCHING_TOLERANCE = 1e-12
+
+# The ray passes through a support point itself when the sine² of the angle between the ray and
+# the direction to that point is below this (about 1e-11 rad): that point is the exit point.
+RAY_THROUGH_VERTEX_SIN2 = 1e-22
+
+# Degenerate cross products (flat portals) are those with |a×b|² <= this · |a|²|b|².
+DEGENERATE_SIN2 = 1e-24
+
+MISS = "miss"              # the target is outside C
+HIT = "hit"                # the target is inside the tetrahedron v0 + portal
+BOUNDARY = "boundary"      # the portal reached the boundary of C (target beyond it or not tested)
+LIMIT = "limit"            # MAX_ITERATIONS support calls
+DEGENERATE = "degenerate"  # C is flat around the ray: no portal
+
+
+class _Pass:
+    """One portal pass: the vertices (w, point on A, point on B), its outcome and normal."""
+
+    __slots__ = ("outcome", "portal", "normal", "calls", "hit", "scale", "gap", "support")
+
+    def __init__(self):
+        self.outcome = LIMIT
+        self.portal = []
+        self.normal = (0.0, 0.0, 0.0)
+        self.calls = 0
+        self.hit = False
+        self.scale = 0.0
+        self.gap = math.inf       # how far the last support plane lay beyond the portal
+        self.support = None       # (w, a, b): the last support point, along ``normal``
+
+
+def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit) -> _Pass:
+    """Discover a portal on the ray v0 + t r, then refine it (seed 001 Alg. 6–8).
+
+    With ``clip`` the target is the origin: a support plane that excludes it ends the pass (MISS)
+    and the origin inside the tetrahedron sets ``hit`` (and ends it if ``stop_at_hit``).
+    Without ``clip`` the pass runs until the portal reaches the boundary within ``tolerance``
+    (relative to the size of C).
+    """
+    out = _Pass()
+    ox, oy, oz = v0
+    length = math.hypot(*r)                       # hypot: no underflow for tiny centre offsets
+    if not length > 0.0:
+        return _end(out, DEGENERATE, 0)
+    rx, ry, rz = r[0] / length, r[1] / length, r[2] / length
+    calls = 0
+    # --- phase 1: the first portal point along the ray, and a second across it ---------------
+    a1 = sa(rx, ry, rz)
+    b1 = sb(-rx, -ry, -rz)
+    calls += 1
+    w1 = (a1[0] - b1[0], a1[1] - b1[1], a1[2] - b1[2])
+    q1x, q1y, q1z = w1[0] - ox, w1[1] - oy, w1[2] - oz
+    q1q1 = q1x * q1x + q1y * q1y + q1z * q1z
+    scale = math.sqrt(max(q1q1, ox * ox + oy * oy + oz * oz))
+    out.scale = scale
+    touch = TOUCHING_TOLERANCE * scale
+    if clip and w1[0] * rx + w1[1] * ry + w1[2] * rz < -touch:
+        return _end(out, MISS, calls)
+    nx, ny, nz = q1y * rz - q1z * ry, q1z * rx - q1x * rz, q1x * ry - q1y * rx   # q1 × r
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= RAY_THROUGH_VERTEX_SIN2 * q1q1:
+        # The ray passes through w1, a support point along r: the exit point, with normal r.
+        out.portal = [(w1, a1, b1)]
+        out.normal = (rx, ry, rz)
+        out.hit = True
+        return _end(out, BOUNDARY, calls)
+    a2 = sa(nx, ny, nz)
+    b2 = sb(-nx, -ny, -nz)
+    calls += 1
+    w2 = (a2[0] - b2[0], a2[1] - b2[1], a2[2] - b2[2])
+    if clip and w2[0] * nx + w2[1] * ny + w2[2] * nz < -touch * math.sqrt(nn):
+        return _end(out, MISS, calls)
+    q2x, q2y, q2z = w2[0] - ox, w2[1] - oy, w2[2] - oz
+    nx, ny, nz = q1y * q2z - q1z * q2y, q1z * q2x - q1x * q2z, q1x * q2y - q1y * q2x  # q1 × q2
+    nn = nx * nx + ny * ny + nz * nz
+    if nn <= DEGENERATE_SIN2 * q1q1 * (q2x * q2x + q2y * q2y + q2z * q2z):
+        return _end(out, DEGENERATE, calls)
+    v1, v2 = (w1, a1, b1), (w2, a2, b2)
+    if nx * rx + ny * ry + nz * rz < 0.0:
+        v1, v2 = v2, v1
+        nx, ny, nz = -nx, -ny, -nz
+    # --- phase 2: replace portal points until the ray passes through v1 v2 v3 -----------------
+    while True:
+        if calls >= MAX_ITERATIONS:
+            return _end(out, LIMIT, calls)
+        a3 = sa(nx, ny, nz)
+        b3 = sb(-nx, -ny, -nz)
+        calls += 1
+        w3 = (a3[0] - b3[0], a3[1] - b3[1], a3[2] - b3[2])
+        if clip and w3[0] * nx + w3[1] * ny + w3[2] * nz < \
+                -touch * math.sqrt(nx * nx + ny * ny + nz * nz):
+            return _end(out, MISS, calls)
+        w1, w2 = v1[0], v2[0]
+        q1x, q1y, q1z = w1[0] - ox, w1[1] - oy, w1[2] - oz
+        q2x, q2y, q2z = w2[0] - ox, w2[1] - oy, w2[2] - oz
+        q3x, q3y, q3z = w3[0] - ox, w3[1] - oy, w3[2] - oz
+        # r·(q1 × q3) > 0: the ray leaves through the side v0 v1 v3, so v3 replaces v2.
+        cx, cy, cz = q1y * q3z - q1z * q3y, q1z * q3x - q1x * q3z, q1x * q3y - q1y * q3x
+        if cx * rx + cy * ry + cz * rz > 0.0:
+            v2 = (w3, a3, b3)
+            nx, ny, nz = cx, cy, cz
+            continue
+        # r·(q3 × q2) > 0: it leaves through the side v0 v3 v2, so v3 replaces v1.
+        cx, cy, cz = q3y * q2z - q3z * q2y, q3z * q2x - q3x * q2z, q3x * q2y - q3y * q2x
+        if cx * rx + cy * ry + cz * rz > 0.0:
+            v1 = (w3, a3, b3)
+            nx, ny, nz = cx, cy, cz
+            continue
+        v3 = (w3, a3, b3)
+        break
+    out.scale = scale
+    out.calls = calls
+    return refine(sa, sb, v0, r, [v1, v2, v3], clip, tolerance, stop_at_hit, out)
+
+
+def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at_hit=False,
+           out=None) -> _Pass:
+    """Phase 3 from a given portal (outward, the ray v0 + t r passing through it).
+
+    EPA uses it to push its best face to the boundary along the face normal.
+    """
+    if out is None:
+        out = _Pass()
+        out.scale = max(math.sqrt(_norm2(v[0])) for v in portal)
+    v1, v2, v3 = portal
+    ox, oy, oz = v0
+    rx, ry, rz = r
+    calls = out.calls
+    scale = out.scale
+    touch = TOUCHING_TOLERANCE * scale
+    # --- phase 3: push the portal toward the boundary --------------------------------------
+    tol = tolerance * scale
+    strict = INTERSECT_TOLERANCE * scale
+    while True:
+        w1, w2, w3 = v1[0], v2[0], v3[0]
+        ux, uy, uz = w2[0] - w1[0], w2[1] - w1[1], w2[2] - w1[2]
+        vx, vy, vz = w3[0] - w1[0], w3[1] - w1[1], w3[2] - w1[2]
+        nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        nn = nx * nx + ny * ny + nz * nz
+        if nn == 0.0:
+            out.portal = [v1, v2, v3]
+            return _end(out, DEGENERATE, calls)
+        s = 1.0 / math.sqrt(nn)
+        nx, ny, nz = nx * s, ny * s, nz * s
+        out.portal = [v1, v2, v3]
+        out.normal = (nx, ny, nz)
+        plane = nx * w1[0] + ny * w1[1] + nz * w1[2]
+        if clip and plane >= -touch:
+            out.hit = True                         # the origin is inside v0 + portal
+            if stop_at_hit:
+                return _end(out, HIT, calls)
+        if calls >= MAX_ITERATIONS:
+            return _end(out, LIMIT, calls)
+        a4 = sa(nx, ny, nz)
+        b4 = sb(-nx, -ny, -nz)
+        calls += 1
+        w4 = (a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2])
+        reach = nx * w4[0] + ny * w4[1] + nz * w4[2]
+        out.gap = reach - plane
+        out.support = (w4, a4, b4)
+        if clip and not out.hit and reach < -touch:
+            return _end(out, MISS, calls)          # the support plane excludes the origin
+        # Until the origin is known to be inside, the boundary test is the strict one: a
+        # coarse tolerance must not decide a shallow contact.
+        if reach - plane <= (tol if out.hit or not clip else strict):
+            return _end(out, BOUNDARY, calls)      # the portal is on the boundary of C
+        # Keep the one of triangles (4 2 3), (1 4 3), (1 2 4) the ray passes through, using the
+        # signs s_i = r·(q4 × q_i) of the planes through v0, v4 and each portal vertex.
+        q4x, q4y, q4z = w4[0] - ox, w4[1] - oy, w4[2] - oz
+        cx, cy, cz = q4y * rz - q4z * ry, q4z * rx - q4x * rz, q4x * ry - q4y * rx   # q4 × r
+        # s_i = r·(q4 × q_i) = q_i·(r × q4) = −q_i·(q4 × r)
+        if (w1[0] - ox) * cx + (w1[1] - oy) * cy + (w1[2] - oz) * cz < 0.0:       # s1 > 0
+            if (w2[0] - ox) * cx + (w2[1] - oy) * cy + (w2[2] - oz) * cz < 0.0:   # s2 > 0
+                v1 = (w4, a4, b4)
+            else:
+                v3 = (w4, a4, b4)
+        else:
+            if (w3[0] - ox) * cx + (w3[1] - oy) * cy + (w3[2] - oz) * cz < 0.0:   # s3 > 0
+                v2 = (w4, a4, b4)
+            else:
+                v1 = (w4, a4, b4)
+
+
+def crosses(portal, r):
+    """The ray t·r from the origin passes through the (outward) portal: r lies in the cone of
+    its three vertices seen from the origin, and the origin is inside the portal's plane."""
+    (w1, _, _), (w2, _, _), (w3, _, _) = portal
+    det = _triple(w1, w2, w3)
+    if not det > 0.0:
+        return False
+    return _triple(r, w2, w3) >= 0.0 and _triple(w1, r, w3) >= 0.0 and _triple(w1, w2, r) >= 0.0
+
+
+def _triple(a, b, c):
+    """a · (b × c)"""
+    return (a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2])
+            + a[2] * (b[0] * c[1] - b[1] * c[0]))
+
+
+def ray_crossing(portal, r):
+    """Where the ray t·r from the origin crosses the portal plane: (t, barycentric coordinates).
+
+    ``r`` is a unit vector through the portal; coordinates are clamped to the triangle against
+    rounding.
+    """
+    (w1, _, _), (w2, _, _), (w3, _, _) = portal
+    ux, uy, uz = w2[0] - w1[0], w2[1] - w1[1], w2[2] - w1[2]
+    vx, vy, vz = w3[0] - w1[0], w3[1] - w1[1], w3[2] - w1[2]
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    rn = nx * r[0] + ny * r[1] + nz * r[2]
+    if rn <= 0.0:
+        return None
+    t = (nx * w1[0] + ny * w1[1] + nz * w1[2]) / rn
+    p = (t * r[0], t * r[1], t * r[2])
+    lam = []
+    for a, b in ((w2, w3), (w3, w1), (w1, w2)):
+        ax, ay, az = a[0] - p[0], a[1] - p[1], a[2] - p[2]
+        bx, by, bz = b[0] - p[0], b[1] - p[1], b[2] - p[2]
+        l = nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx)
+        lam.append(l if l > 0.0 else 0.0)
+    total = lam[0] + lam[1] + lam[2]
+    if not total > 0.0:
+        return None
+    return t, (lam[0] / total, lam[1] / total, lam[2] / total)
+
+
+def _norm2(v):
+    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+
+
+def _end(out: _Pass, outcome: str, calls: int) -> _Pass:
+    out.outcome = outcome
+    out.calls = calls
+    return out
+
+
+def _centre_ray(a, b):
+    ax, ay, az = a.center_xyz()
+    bx, by, bz = b.center_xyz()
+    return (ax - bx, ay - by, az - bz)
+
+
+def ray_pass(sa, sb, r, tolerance=DEPTH_TOLERANCE) -> _Pass:
+    """The portal where the ray t·r from the origin (inside C) leaves C, within ``tolerance``."""
+    return _portal_pass(sa, sb, (0.0, 0.0, 0.0), r, False, tolerance, False)
+
+
+def intersect(a, b) -> bool:
+    """True when ``a`` and ``b`` overlap or touch (MPR, seed 001 Alg. 9)."""
+    v0 = _centre_ray(a, b)
+    if not math.hypot(*v0) > 0.0:
+        return True                                  # the origin is the interior point itself
+    res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), True,
+                       INTERSECT_TOLERANCE, True)
+    return res.hit
+
+
+def penetration(a, b):
+    """MPR's two-pass depth estimate (seed 001 §2.4.1) as a ``Contact``; None if apart.
+
+    Pass 1 stops at a coarse tolerance: its normal is only an estimate. Where C is smooth or
+    folded around it, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
+    exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
+    DEPTH_TOLERANCE.
+    """
+    from . import epa                                 # epa uses mpr.refine: import late
+    sa, sb = a.support_xyz, b.support_xyz
+    v0 = _centre_ray(a, b)
+    calls = 0
+    first = None
+    if not math.hypot(*v0) > 0.0:
+        normal = (0.0, 0.0, 1.0)                      # centred: any ray leaves C somewhere
+    else:
+        # Pass 1: the centre ray toward the origin, pushed to the boundary: its normal.
+        first = _portal_pass(sa, sb, v0, (-v0[0], -v0[1], -v0[2]), True, NORMAL_TOLERANCE,
+                             False)
+        calls += first.calls
+        if not first.hit:
+            return None
+        normal = first.normal
+        if first.outcome == BOUNDARY and first.support is not None and \
+                first.gap > EXACT_TOLERANCE * first.scale:
+            w, pa, pb = first.support
+            shape = epa.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
+            calls += 2
+            if shape[0] in (epa.SMOOTH, epa.RULED):
+                ok, depth, n, pa, pb, extra = epa.polish(sa, sb, normal, first.scale, shape)
+                calls += extra
+                if ok:
+                    return _contact(depth, n, pa, pb, calls, Status.CONVERGED)
+    # Pass 2: from the origin along the estimate, to the boundary. Pass 1's last portal lies on
+    # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal
+    # (saving the portal discovery), else pass 2 discovers its own.
+    origin = (0.0, 0.0, 0.0)
+    if first is not None and len(first.portal) == 3 and crosses(first.portal, normal):
+        second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE)
+    else:
+        second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False)
+    calls += second.calls
+    portal = second.portal
+    if not portal:
+        return None
+    status = Status.CONVERGED if second.outcome == BOUNDARY else \
+        Status.ITERATION_LIMIT if second.outcome == LIMIT else Status.DEGENERATE
+    if len(portal) == 1:
+        w, pa, pb = portal[0]
+        n = second.normal
+        depth = max(w[0] * n[0] + w[1] * n[1] + w[2] * n[2], 0.0)
+        return _contact(depth, n, pa, pb, calls, status)
+    # The portal's point nearest the origin (its projection when that falls inside the portal).
+    p, lam = closest_to_origin([v[0] for v in portal])
+    depth = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
+    if depth > 0.0:
+        n = (p[0] / depth, p[1] / depth, p[2] / depth)
+    else:
+        n = second.normal
+    pa = _combine([v[1] for v in portal], lam)
+    pb = _combine([v[2] for v in portal], lam)
+    return _contact(depth, n, pa, pb, calls, status)
+
+
+def _combine(points, weights):
+    x = y = z = 0.0
+    for p, l in zip(points, weights):
+        x += l * p[0]
+        y += l * p[1]
+        z += l * p[2]
+    return (x, y, z)
+
+
+def _contact(depth, n, pa, pb, calls, status):
+    # Split the rounding residual so that point_a − point_b == depth · normal exactly.
+    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
+    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
+    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
+    point_a = np.array((pa[0] - rx, pa[1] - ry, pa[2] - rz))
+    point_b = np.array((pb[0] + rx, pb[1] + ry, pb[2] + rz))
+    return Contact(float(depth), np.array(n, dtype=float), point_a, point_b, 0, calls, status,
+                   "mpr")

@@ -1,0 +1,308 @@
+"""EPA penetration depth (``penetration(a, b, method="epa")``) against depths the geometry gives.
+
+Expected values are derived independently of the code under test: boxes by the separating-axis
+theorem over their 15 candidate axes, spheres and capsules from centre and segment distances,
+sphere–box contacts from the distance of the centre to the box's face, edge or corner.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from convex_tools.core import epa
+from convex_tools.core.penetration import penetration
+from convex_tools.core.results import Status
+from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Ellipsoid, Sphere,
+                                      Transformed, posed, translated)
+from convex_tools.core.hull import Hull
+
+POLYTOPE = 1e-9      # depths and normals of polytope pairs (and of rounded ones, via margins)
+CURVED = 1e-6        # of curved pairs
+
+
+def rotation(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+    return np.eye(3) + s * k + (1 - c) * k @ k
+
+
+def box_vertices(half, rot=np.eye(3), pos=(0, 0, 0)):
+    corners = np.array(list(itertools.product((-1, 1), repeat=3))) * np.asarray(half, float)
+    return corners @ np.asarray(rot).T + np.asarray(pos, float)
+
+
+def sat_depth(va, ra, vb, rb):
+    """Minimal translation of box A out of box B by the separating-axis theorem: the least
+    h_{A−B}(u) = max_A u·a − min_B u·b over the 15 candidate axes u and their opposites."""
+    axes = list(ra.T) + list(rb.T)
+    for i in range(3):
+        for j in range(3):
+            c = np.cross(ra[:, i], rb[:, j])
+            if np.linalg.norm(c) > 1e-9:
+                axes.append(c / np.linalg.norm(c))
+    best = (math.inf, None)
+    for u in axes:
+        for s in (1.0, -1.0):
+            v = s * np.asarray(u)
+            depth = np.max(va @ v) - np.min(vb @ v)
+            if depth < best[0]:
+                best = (depth, v)
+    return best
+
+
+def assert_contact(c, depth, normal, tol):
+    assert c is not None
+    assert c.depth == pytest.approx(depth, abs=tol)
+    np.testing.assert_allclose(c.normal, normal, atol=tol)
+    np.testing.assert_allclose(c.point_a - c.point_b, c.depth * c.normal, atol=1e-12)
+
+
+# --- spheres and capsules (exact through their margins) ----------------------------------------
+
+def test_overlapping_spheres():
+    # Centres 1.2 apart, radii 1 and 0.5: they overlap by 1.5 − 1.2 along the centre line.
+    c = penetration(Sphere(1.0), translated(Sphere(0.5), (1.2, 0.0, 0.0)))
+    assert_contact(c, 0.3, (1, 0, 0), POLYTOPE)
+    np.testing.assert_allclose(c.point_a, (1.0, 0, 0), atol=POLYTOPE)
+    np.testing.assert_allclose(c.point_b, (0.7, 0, 0), atol=POLYTOPE)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_overlapping_spheres_any_direction(seed):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(size=3)
+    d /= np.linalg.norm(d)
+    dist = rng.uniform(0.05, 1.4)
+    c = penetration(translated(Sphere(1.0), (3, -2, 5)),
+                    translated(Sphere(0.5), np.array((3, -2, 5)) + dist * d))
+    assert_contact(c, 1.5 - dist, d, POLYTOPE)
+
+
+def test_concentric_spheres_depth_is_the_sum_of_radii():
+    # Every direction is a minimal one (EPA's slowest case without margins).
+    c = penetration(translated(Sphere(1.0), (1, 2, 3)), translated(Sphere(0.25), (1, 2, 3)))
+    assert c.depth == pytest.approx(1.25, abs=POLYTOPE)
+    assert np.linalg.norm(c.normal) == pytest.approx(1.0)
+
+
+def test_nearly_concentric_spheres():
+    c = penetration(Sphere(1.0), translated(Sphere(0.25), (0.0, 1e-9, 0.0)))
+    assert_contact(c, 1.25 - 1e-9, (0, 1, 0), POLYTOPE)
+
+
+def test_crossing_capsules():
+    # Axis segments along z and along x, 0.5 apart in y: the overlap is r1 + r2 − 0.5 along y.
+    a = Capsule(0.3, 1.0)
+    b = posed(Capsule(0.4, 2.0), rotation((0, 1, 0), math.pi / 2), (0.2, 0.5, 0.3))
+    c = penetration(a, b)
+    assert_contact(c, 0.7 - 0.5, (0, 1, 0), POLYTOPE)
+
+
+def test_parallel_capsules_overlapping_side_by_side():
+    a = Capsule(0.5, 1.0)
+    b = translated(Capsule(0.5, 1.0), (0.6, 0.0, 0.4))
+    assert_contact(penetration(a, b), 1.0 - 0.6, (1, 0, 0), POLYTOPE)
+
+
+def test_coaxial_capsules_are_pushed_sideways():
+    # Cores on one line: any direction across it is minimal, at depth r1 + r2.
+    c = penetration(Capsule(0.5, 1.0), translated(Capsule(0.25, 1.0), (0, 0, 1.5)))
+    assert c.depth == pytest.approx(0.75, abs=POLYTOPE)
+    assert abs(c.normal[2]) < 1e-9
+
+
+# --- sphere against box: face, edge, corner, inside ----------------------------------------------
+
+BOX = Box((1.0, 2.0, 0.5))
+
+
+@pytest.mark.parametrize("centre, r, depth, normal", [
+    ((0.3, -0.4, 0.7), 0.3, 0.3 - 0.2, (0, 0, -1)),                           # top face
+    ((1.2, 0.5, 0.7), 0.4, 0.4 - math.hypot(0.2, 0.2), (-1, 0, -1)),          # an edge
+    ((1.1, 2.1, 0.6), 0.4, 0.4 - math.sqrt(0.03), (-1, -1, -1)),              # a corner
+    ((0.5, 1.7, 0.1), 0.3, 0.3 + 0.3, (0, -1, 0)),      # centre inside, 0.3 from the y face
+])
+def test_sphere_against_box(centre, r, depth, normal):
+    normal = np.asarray(normal, float) / np.linalg.norm(normal)
+    sphere = translated(Sphere(r), centre)
+    # A is the sphere here: the normal points from the sphere toward the box.
+    assert_contact(penetration(sphere, BOX), depth, normal, POLYTOPE)
+    # Swapped, the normal turns round.
+    assert_contact(penetration(BOX, sphere), depth, -normal, POLYTOPE)
+
+
+# --- boxes ------------------------------------------------------------------------------------
+
+def test_axis_aligned_boxes():
+    # Overlaps per axis: x 1 + 0.5 − 1.3 = 0.2, y 1 + 2 − 0.4 = 2.6, z 1 + 1 − 0.2 = 1.8.
+    c = penetration(Box((1, 1, 1)), translated(Box((0.5, 2, 1)), (1.3, 0.4, 0.2)))
+    assert_contact(c, 0.2, (1, 0, 0), POLYTOPE)
+    assert c.status is Status.CONVERGED
+
+
+def test_cubes_overlapping_along_the_axis_through_their_centres():
+    # Side 2, centres 1.9 apart on z: overlap 0.1; GJK's simplex is degenerate on this axis.
+    c = penetration(Box((1, 1, 1)), translated(Box((1, 1, 1)), (0, 0, 1.9)))
+    assert_contact(c, 0.1, (0, 0, 1), POLYTOPE)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rotated_boxes_match_the_separating_axis_theorem(seed):
+    rng = np.random.default_rng(100 + seed)
+    ha, hb = rng.uniform(0.2, 1.5, 3), rng.uniform(0.2, 1.5, 3)
+    ra = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+    rb = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+    pa, pb = rng.uniform(-0.5, 0.5, 3), rng.uniform(-0.5, 0.5, 3)
+    depth, normal = sat_depth(box_vertices(ha, ra, pa), ra, box_vertices(hb, rb, pb), rb)
+    c = penetration(posed(Box(ha), ra, pa), posed(Box(hb), rb, pb))
+    assert c.depth == pytest.approx(depth, abs=POLYTOPE)
+    # Our normal realises that depth (ties between axes may pick another minimal one).
+    va, vb = box_vertices(ha, ra, pa), box_vertices(hb, rb, pb)
+    n = c.normal
+    assert np.max(va @ n) - np.min(vb @ n) == pytest.approx(depth, abs=POLYTOPE)
+    np.testing.assert_allclose(c.point_a - c.point_b, c.depth * n, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_contact_points_lie_on_the_boxes(seed):
+    # Deep random overlaps end on flat faces of A − B tiled by several coplanar triangles: the
+    # contact points must come from the triangle the origin projects into.
+    rng = np.random.default_rng(seed)
+    ha, hb = rng.uniform(0.2, 1.0, 3), rng.uniform(0.2, 1.0, 3)
+    ra = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+    rb = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+    ta, tb = rng.uniform(-0.6, 0.6, 3), rng.uniform(-0.6, 0.6, 3)
+    c = penetration(posed(Box(ha), ra, ta), posed(Box(hb), rb, tb))
+    if c is None:
+        return
+    assert np.all(np.abs(ra.T @ (c.point_a - ta)) <= ha + 1e-12)
+    assert np.all(np.abs(rb.T @ (c.point_b - tb)) <= hb + 1e-12)
+
+
+def test_box_on_a_large_box():
+    ground = translated(Box((50, 50, 1)), (0, 0, -1))
+    crate = posed(Box((0.5, 0.5, 0.5)), rotation((0, 0, 1), 0.3), (3, -2, 0.5 - 0.01))
+    assert_contact(penetration(crate, ground), 0.01, (0, 0, -1), POLYTOPE)
+
+
+def test_shapes_ten_thousand_times_larger_than_each_other():
+    huge = Box((1e4, 1e4, 1e4))
+    tiny = translated(Box((0.5, 0.5, 0.5)), (1234.5, -321.0, 1e4 + 0.5 - 0.25))
+    assert_contact(penetration(tiny, huge), 0.25, (0, 0, -1), POLYTOPE)
+    speck = translated(Sphere(1e-3), (0.0, 0.0, 1e4 + 5e-4))
+    assert_contact(penetration(huge, speck), 5e-4, (0, 0, 1), POLYTOPE)
+
+
+def test_thin_sliver_box():
+    sliver = posed(Box((1.0, 1e-6, 1.0)), rotation((1, 0, 0), 0.4), (0.0, 0.0, 1.2))
+    block = Box((1.0, 1.0, 1.0))
+    va = box_vertices((1, 1e-6, 1), rotation((1, 0, 0), 0.4), (0, 0, 1.2))
+    depth, normal = sat_depth(va, rotation((1, 0, 0), 0.4), box_vertices((1, 1, 1)), np.eye(3))
+    assert_contact(penetration(sliver, block), depth, normal, POLYTOPE)
+
+
+def test_flat_hull_sliver():
+    # A flat triangle at z = 0.3 inside a box spanning z 0.25..1.25: out through the bottom.
+    tri = Hull([(0, 0, 0.3), (1, 0, 0.3), (0, 1, 0.3)])
+    c = penetration(tri, translated(Box((1, 1, 0.5)), (0, 0, 0.75)))
+    assert_contact(c, 0.05, (0, 0, 1), POLYTOPE)
+
+
+# --- touching contact (depth 0 with a valid normal) ------------------------------------------------
+
+@pytest.mark.parametrize("offset, normal", [
+    ((0.0, 0.0, 2.0), (0, 0, 1)),          # face on face, centres aligned
+    ((0.7, -0.3, 2.0), (0, 0, 1)),         # face on face, shifted
+    ((2.0, 2.0, 0.0), None),               # edge on edge
+    ((2.0, 2.0, 2.0), None),               # corner on corner
+])
+def test_touching_boxes_have_zero_depth(offset, normal):
+    c = penetration(Box((1, 1, 1)), translated(Box((1, 1, 1)), offset))
+    assert c is not None
+    assert c.depth == pytest.approx(0.0, abs=1e-12)
+    assert np.linalg.norm(c.normal) == pytest.approx(1.0)
+    # A valid normal: B lies on its far side (no point of A − B beyond the origin along it).
+    a, b = Box((1, 1, 1)), translated(Box((1, 1, 1)), offset)
+    n = c.normal
+    assert np.dot(a.support(n) - b.support(-n), n) <= 1e-12
+    if normal is not None:
+        np.testing.assert_allclose(n, normal, atol=1e-12)
+
+
+def test_apart_returns_none():
+    assert penetration(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.001, 0, 0))) is None
+    assert penetration(Sphere(1), translated(Sphere(1), (0, 2.001, 0))) is None
+
+
+# --- cylinders and cones (curved, no margin) -----------------------------------------------------
+
+def test_coaxial_cylinders():
+    # A − B is a cylinder of radius 1.5 and half height 3 centred on the origin: every direction
+    # across the axis is minimal. EPA cannot certify that cheaply; its local polish finds it.
+    c = penetration(Cylinder(1.0, 1.0), Cylinder(0.5, 2.0))
+    assert c.depth == pytest.approx(1.5, abs=CURVED)
+    assert abs(c.normal[2]) < CURVED
+
+
+def test_nearly_coaxial_cylinders():
+    c = penetration(Cylinder(1.0, 1.0), translated(Cylinder(0.5, 2.0), (1e-7, 0, 0)))
+    assert c.depth == pytest.approx(1.5 - 1e-7, abs=CURVED)
+    np.testing.assert_allclose(c.normal, (1, 0, 0), atol=1e-3)
+
+
+def test_cone_apex_on_a_cylinder_axis():
+    # The apex (z = 1) pokes 0.5 into the cylinder's bottom face (z = 0.5), on its axis; the cone
+    # is 0.25 wide there, so sideways would cost 0.5 + 0.25: down is the way out.
+    c = penetration(Cone(1.0, 1.0), translated(Cylinder(0.5, 1.0), (0, 0, 1.5)))
+    assert_contact(c, 0.5, (0, 0, 1), POLYTOPE)
+
+
+def test_cylinder_sideways_into_a_box_face():
+    cyl = posed(Cylinder(0.5, 1.0), rotation((1, 0, 0), math.pi / 2), (0.0, 0.0, 1.4))
+    c = penetration(cyl, Box((2, 2, 1)))
+    assert_contact(c, 0.1, (0, 0, -1), CURVED)
+
+
+def test_ellipsoids_touch_after_the_translation():
+    a = posed(Ellipsoid((0.5, 1.0, 0.75)), rotation((1, 2, 3), 0.7), (0.1, 0.2, 0.3))
+    b = posed(Ellipsoid((0.5, 1.0, 0.75)), rotation((3, -1, 2), 1.1), (0.6, -0.2, 0.1))
+    c = penetration(a, b)
+    assert c.status is Status.CONVERGED
+    n = c.normal
+    moved = Transformed(a, _translation(-c.depth * n))
+    # Along n they now just touch, and nothing overlaps any more (residual depth ~0).
+    assert np.dot(moved.support(n) - b.support(-n), n) == pytest.approx(0.0, abs=CURVED)
+    rest = penetration(moved, b)
+    assert rest is None or rest.depth < 1e-7
+
+
+def _translation(t):
+    m = np.eye(4)
+    m[:3, 3] = t
+    return m
+
+
+# --- EPA internals ---------------------------------------------------------------------------------
+
+def test_initial_segment_simplex_is_grown_into_a_tetrahedron():
+    # Two spheres' cores reduce to points; a capsule against a box gives GJK segment simplices.
+    a = Box((1, 1, 1))
+    b = translated(Box((1, 1, 1)), (1.5, 0, 0))
+    out = epa.run(a.support_xyz, b.support_xyz, [(1, 0, 0), (-1, 0, 0)],
+                  [(0.5, 0, 0), (0.5, 0, 0)])
+    assert out.status is Status.CONVERGED
+    assert out.depth == pytest.approx(0.5, abs=POLYTOPE)
+    np.testing.assert_allclose(out.normal, (1, 0, 0), atol=POLYTOPE)
+
+
+def test_initial_point_simplex_at_the_origin_is_touching():
+    a = Box((1, 1, 1))
+    b = translated(Box((1, 1, 1)), (2, 2, 2))
+    out = epa.run(a.support_xyz, b.support_xyz, [(1, 1, 1)], [(1, 1, 1)])
+    assert out.depth == pytest.approx(0.0, abs=1e-12)
+    n = np.array(out.normal)
+    assert np.dot(a.support(n) - b.support(-n), n) <= 1e-12

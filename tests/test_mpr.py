@@ -1,0 +1,166 @@
+"""Minkowski Portal Refinement: intersection test and two-pass depth heuristic (seed 001 §2.4)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from convex_tools.core import gjk, mpr
+from convex_tools.core.hull import Hull
+from convex_tools.core.penetration import penetration
+from convex_tools.core.results import Status
+from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Ellipsoid, RoundBox, Sphere,
+                                      posed, translated)
+
+
+def rotation(axis, angle):
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+    return np.eye(3) + s * k + (1 - c) * k @ k
+
+
+def random_rotation(rng):
+    return rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+
+
+SHAPES = {
+    "box": Box((1, 1, 1)),
+    "ellipsoid": Ellipsoid((0.5, 1.0, 0.75)),
+    "round_box": RoundBox((1, 1, 1), 0.5),
+    "cone": Cone(1.0, 1.0),
+    "cylinder": Cylinder(0.6, 0.8),
+    "capsule": Capsule(0.4, 0.7),
+    "hull": Hull(np.random.default_rng(3).normal(size=(30, 3))),
+}
+
+
+def separation(a, b):
+    """A certified lower bound on the distance of a and b: GJK's distance when it converged,
+    else its lower bound (GJK's v stalls on some touching curved pairs around 1e-7)."""
+    run = gjk.run(a.support_xyz, b.support_xyz, None, gjk.DISTANCE)
+    if run.status in (Status.CONVERGED, Status.INTERSECTING, Status.TOUCHING):
+        return run.distance
+    return run.lower_bound
+
+
+def h(a, b, n):
+    """Support value of A − B along n."""
+    return float(np.dot(a.support(n) - b.support(-np.asarray(n)), n))
+
+
+# --- intersection -----------------------------------------------------------------------------
+
+def test_intersect_overlapping_and_apart():
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (1.9, 0.5, -0.3)))
+    assert not mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.1, 0.5, -0.3)))
+    assert mpr.intersect(Sphere(1), translated(Sphere(1), (1.99, 0, 0)))
+    assert not mpr.intersect(Sphere(1), translated(Sphere(1), (2.01, 0, 0)))
+
+
+def test_intersect_counts_touching_as_intersecting():
+    # As gjk.intersect does: touching shapes intersect.
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.0, 0.3, 0.1)))
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.0, 2.0, 2.0)))
+
+
+def test_intersect_with_coincident_centres():
+    assert mpr.intersect(Sphere(1), Box((0.1, 0.1, 0.1)))
+
+
+@pytest.mark.parametrize("pair", [("box", "box"), ("ellipsoid", "ellipsoid"), ("box", "cone"),
+                                  ("round_box", "cylinder"), ("hull", "capsule")])
+def test_intersect_agrees_with_gjk(pair):
+    rng = np.random.default_rng(sum(map(ord, "".join(pair))))
+    a0, b0 = SHAPES[pair[0]], SHAPES[pair[1]]
+    for _ in range(150):
+        a = posed(a0, random_rotation(rng), rng.uniform(-1.5, 1.5, 3))
+        b = posed(b0, random_rotation(rng), rng.uniform(-1.5, 1.5, 3))
+        d = gjk.distance(a, b)
+        if d.intersecting:
+            # Clear overlaps only: the exact boundary is a matter of tolerance.
+            c = penetration(a, b)
+            if c is None or c.depth < 1e-6:
+                continue
+        elif d.distance < 1e-6:
+            continue
+        assert mpr.intersect(a, b) == d.intersecting
+
+
+def test_intersect_through_gjk_front_door():
+    assert gjk.intersect(Box((1, 1, 1)), translated(Sphere(0.5), (1.4, 0, 0)), method="mpr")
+
+
+# --- depth heuristic ------------------------------------------------------------------------------
+
+def test_spheres_are_exact():
+    # The centre ray runs through the first support point: exact (seed 001 §2.4.1).
+    c = mpr.penetration(Sphere(1.0), translated(Sphere(0.5), (0.6, 0.8, 0.0)))
+    assert c.depth == pytest.approx(0.5, abs=1e-12)
+    np.testing.assert_allclose(c.normal, (0.6, 0.8, 0.0), atol=1e-12)
+    np.testing.assert_allclose(c.point_a - c.point_b, c.depth * c.normal, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_spheres_agree_with_epa(seed):
+    rng = np.random.default_rng(seed)
+    ra, rb = rng.uniform(0.2, 2, 2)
+    d = rng.normal(size=3)
+    centre = rng.uniform(-1, 1, 3)
+    a = translated(Sphere(ra), centre)
+    b = translated(Sphere(rb), centre + rng.uniform(0.05, 0.95) * (ra + rb) * d / np.linalg.norm(d))
+    m, e = penetration(a, b, "mpr"), penetration(a, b, "epa")
+    assert m.depth == pytest.approx(e.depth, abs=1e-9)
+    np.testing.assert_allclose(m.normal, e.normal, atol=1e-9)
+
+
+def test_face_centred_boxes_are_exact():
+    c = mpr.penetration(Box((1, 1, 1)), translated(Box((0.5, 0.5, 0.5)), (0.0, 0.0, 1.3)))
+    assert c.depth == pytest.approx(0.2, abs=1e-12)
+    np.testing.assert_allclose(c.normal, (0, 0, 1), atol=1e-12)
+
+
+def test_centred_shapes():
+    # v0 is the origin itself: any ray leaves A − B; for concentric spheres all are minimal.
+    c = mpr.penetration(Sphere(1.0), Sphere(0.5))
+    assert c.depth == pytest.approx(1.5, abs=1e-12)
+
+
+def test_apart_is_none():
+    assert mpr.penetration(Box((1, 1, 1)), translated(Box((1, 1, 1)), (0, 2.5, 0))) is None
+
+
+@pytest.mark.parametrize("pair", [("box", "box"), ("ellipsoid", "ellipsoid"), ("box", "ellipsoid"),
+                                  ("round_box", "round_box"), ("hull", "hull"), ("cone", "cone"),
+                                  ("cylinder", "capsule")])
+def test_depth_is_a_boundary_point_no_shallower_than_epa(pair):
+    """MPR answers with a boundary point of A − B (translating A by it leaves the shapes touching)
+    that is never shallower than EPA's minimal depth."""
+    rng = np.random.default_rng(7 + len(pair[0]) * 31 + len(pair[1]))
+    a0, b0 = SHAPES[pair[0]], SHAPES[pair[1]]
+    checked = 0
+    for _ in range(60):
+        a = posed(a0, random_rotation(rng), rng.uniform(-1, 1, 3))
+        b = posed(b0, random_rotation(rng), rng.uniform(-1, 1, 3))
+        c = mpr.penetration(a, b)
+        if c is None:
+            continue
+        checked += 1
+        n = c.normal
+        assert np.linalg.norm(n) == pytest.approx(1.0)
+        np.testing.assert_allclose(c.point_a - c.point_b, c.depth * n, atol=1e-12)
+        moved = translated(a, -c.depth * n)
+        rest = penetration(moved, b)
+        assert rest is None or rest.depth <= 1e-7
+        assert separation(moved, b) <= 1e-7
+        e = penetration(a, b, "epa")
+        assert c.depth >= e.depth - 1e-9
+    assert checked > 10
+
+
+def test_status_and_method():
+    c = mpr.penetration(Box((1, 1, 1)), translated(Ellipsoid((0.5, 1, 0.75)), (1.2, 0.1, 0.2)))
+    assert c.method == "mpr"
+    assert c.status is Status.CONVERGED
+    assert c.support_calls > 0
