@@ -5,7 +5,7 @@ when Blender registers the extension, so that ``import convex_tools.core`` works
 """
 
 # Modules of the Blender layer, in registration order; each has register() and unregister().
-_BLENDER_MODULES = ("preferences", "properties", "overlay", "operators", "ui",
+_BLENDER_MODULES = ("preferences", "properties", "overlay", "operators", "watch", "ui",
                     "level_ops")
 
 

@@ -1,0 +1,49 @@
+"""Blender objects in, core results out: the scripting API of the add-on (API.md).
+
+Every function converts the objects with ``shape_from_object`` (world space, evaluated geometry,
+rigid-body conventions; see ``objects``) and runs the core query, so a result here equals the
+core's result for the same world-space shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import core
+from .objects import ConversionError, shape_from_object  # noqa: F401  (public API)
+
+
+def distance(obj_a, obj_b):
+    """``core.distance`` of two objects: ``DistanceResult`` (distance, point_a, point_b, ...)."""
+    return core.distance(shape_from_object(obj_a), shape_from_object(obj_b))
+
+
+def penetration(obj_a, obj_b, method: str = "epa"):
+    """``core.penetration``: a ``Contact`` (depth, normal A→B, points), or None if apart."""
+    return core.penetration(shape_from_object(obj_a), shape_from_object(obj_b), method)
+
+
+def contact_manifold(obj_a, obj_b):
+    """``core.contact_manifold``: a ``Manifold`` (normal, points, depths), or None if apart."""
+    return core.contact_manifold(shape_from_object(obj_a), shape_from_object(obj_b))
+
+
+def ray_cast(obj, origin, direction, max_t=math.inf):
+    """``core.ray_cast`` against one object: a ``RayHit`` (t, point, normal), or None."""
+    return core.ray_cast(shape_from_object(obj), origin, direction, max_t)
+
+
+def sweep(obj_a, obj_b, translation_a, translation_b=(0.0, 0.0, 0.0)):
+    """``core.sweep``: A moves by ``translation_a``, B by ``translation_b``; a ``SweepHit``."""
+    return core.sweep(shape_from_object(obj_a), shape_from_object(obj_b), translation_a,
+                      translation_b)
+
+
+def check_scene(objects=None, clearance=0.0, **options):
+    """Overlaps and clearance violations among ``objects`` (default: the scene's): ``Finding``s.
+
+    See ``level_check.check_scene`` for the options (collection, ignore, ignore_pairs,
+    clearances, touch_tolerance, progress).
+    """
+    from .level_check import check_scene as _check_scene
+    return _check_scene(objects, clearance, **options)

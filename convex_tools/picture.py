@@ -1,0 +1,164 @@
+"""Pictures of a scene with its overlays, rendered headless (or from the UI) to a PNG.
+
+The scene is drawn with ``GPUOffScreen.draw_view3d`` (solid shading, as the viewport shows it)
+and the overlays on top by the very functions the viewport handlers use (``overlay``). In
+background mode the gpu module needs one Workbench render before it can draw, so the first
+picture makes a 1×1 render (settings restored afterwards).
+"""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Vector
+
+from . import overlay
+
+_gpu_ready = False
+
+
+def _initialise_gpu(scene) -> None:
+    """One tiny Workbench render: in background mode the gpu module needs it before drawing."""
+    global _gpu_ready
+    if _gpu_ready or not bpy.app.background:
+        _gpu_ready = True
+        return
+    render = scene.render
+    saved = (render.engine, render.resolution_x, render.resolution_y,
+             render.resolution_percentage, scene.camera)
+    temporary = None
+    try:
+        render.engine = 'BLENDER_WORKBENCH'
+        render.resolution_x = render.resolution_y = 1
+        render.resolution_percentage = 100
+        if scene.camera is None:
+            temporary = bpy.data.objects.new("convex_tools_init", bpy.data.cameras.new("init"))
+            scene.collection.objects.link(temporary)
+            scene.camera = temporary
+        bpy.ops.render.render()
+        _gpu_ready = True
+    finally:
+        (render.engine, render.resolution_x, render.resolution_y,
+         render.resolution_percentage, scene.camera) = saved
+        if temporary is not None:
+            data = temporary.data
+            bpy.data.objects.remove(temporary)
+            bpy.data.cameras.remove(data)
+
+
+def _view3d():
+    for screen in bpy.data.screens:
+        for area in screen.areas:
+            if area.type == 'VIEW_3D':
+                region = next(r for r in area.regions if r.type == 'WINDOW')
+                return area.spaces.active, region
+    raise RuntimeError("no 3D view found to draw the scene with")
+
+
+def scene_bounds(scene, keys=None):
+    """World bounds of the visible geometry and the drawings (for framing a camera)."""
+    points = []
+    for obj in scene.objects:
+        if obj.type in {'MESH', 'CURVE', 'SURFACE', 'FONT', 'META'} and obj.visible_get():
+            m = obj.matrix_world
+            points.extend(tuple(m @ Vector(c)) for c in obj.bound_box)
+    for drawing in overlay.drawings(keys):
+        b = drawing.bounds()
+        if b is not None:
+            points.extend(b)
+    if not points:
+        return np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 1.0])
+    points = np.array(points, dtype=float)
+    return points.min(axis=0), points.max(axis=0)
+
+
+def framing_matrices(lower, upper, width, height, direction=(1.0, -1.3, 0.9)):
+    """View and projection matrices of a perspective view that frames the box lower..upper."""
+    centre = Vector(0.5 * (np.asarray(lower) + np.asarray(upper)))
+    radius = max(0.5 * float(np.linalg.norm(np.asarray(upper) - np.asarray(lower))), 1e-3)
+    lens_angle = math.radians(40.0)
+    aspect = width / height
+    fit = radius / math.sin(0.5 * lens_angle * min(1.0, aspect))
+    eye = centre + Vector(direction).normalized() * fit
+    rotation = (centre - eye).to_track_quat('-Z', 'Y').to_matrix().to_4x4()
+    view = (Matrix.Translation(eye) @ rotation).inverted()
+    near, far = max(fit - 2.0 * radius, 1e-3), fit + 2.0 * radius
+    f = 1.0 / math.tan(0.5 * lens_angle)
+    fx, fy = (f / aspect, f) if aspect >= 1.0 else (f, f * aspect)
+    proj = Matrix(((fx, 0, 0, 0), (0, fy, 0, 0),
+                   (0, 0, (far + near) / (near - far), 2 * far * near / (near - far)),
+                   (0, 0, -1, 0)))
+    return view, proj
+
+
+def render_picture(path, scene=None, camera=None, width=960, height=600, keys=None,
+                   view_projection=None):
+    """Render ``scene`` with the overlays under ``keys`` (all when None) to the PNG ``path``.
+
+    The view is the ``camera`` given, else the scene camera, else one that frames the objects
+    and drawings. Returns the 4×4 view-projection matrix used (to project points into it).
+    """
+    import gpu
+
+    scene = scene or bpy.context.scene
+    _initialise_gpu(scene)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    camera = camera or scene.camera
+    if view_projection is not None:
+        view, proj = view_projection
+    elif camera is not None:
+        view = camera.matrix_world.inverted()
+        proj = camera.calc_matrix_camera(depsgraph, x=width, y=height)
+    else:
+        view, proj = framing_matrices(*scene_bounds(scene, keys), width, height)
+    space, region = _view3d()
+    offscreen = gpu.types.GPUOffScreen(width, height)
+    try:
+        offscreen.draw_view3d(scene, bpy.context.view_layer, space, region, view, proj,
+                              do_color_management=True)
+        items = overlay.drawings(keys)
+        with offscreen.bind():
+            gpu.matrix.load_matrix(view)
+            gpu.matrix.load_projection_matrix(proj)
+            overlay.draw_geometry(items, (width, height))
+            # Labels in pixel space: an orthographic map of the pixel grid to clip space.
+            gpu.matrix.load_projection_matrix(Matrix.Identity(4))
+            gpu.matrix.load_matrix(Matrix.Translation((-1.0, -1.0, 0.0))
+                                   @ Matrix.Diagonal((2.0 / width, 2.0 / height, 1.0, 1.0)))
+            overlay.draw_labels(items, overlay.projector(proj @ view, width, height))
+            buffer = offscreen.texture_color.read()
+    finally:
+        offscreen.free()
+    buffer.dimensions = width * height * 4
+    pixels = np.asarray(buffer, dtype=np.float32).reshape(height, width, 4)
+    if pixels.max() > 1.5:  # an 8-bit texture reads back as 0..255
+        pixels = pixels / 255.0
+    save_png(path, pixels)
+    return np.array(proj @ view)
+
+
+def save_png(path, pixels) -> None:
+    """Write (H, W, 4) float RGBA pixels (row 0 at the bottom, as Blender stores them)."""
+    height, width = pixels.shape[:2]
+    image = bpy.data.images.new("convex_tools_picture", width, height, alpha=True)
+    try:
+        image.pixels.foreach_set(np.ascontiguousarray(pixels, dtype=np.float32).ravel())
+        image.filepath_raw = bpy.path.abspath(path)
+        image.file_format = 'PNG'
+        image.save()
+    finally:
+        bpy.data.images.remove(image)
+
+
+def load_png(path) -> np.ndarray:
+    """(H, W, 4) float RGBA pixels of a PNG, row 0 at the bottom (for tests and checks)."""
+    image = bpy.data.images.load(bpy.path.abspath(path))
+    try:
+        width, height = image.size
+        pixels = np.empty(width * height * 4, dtype=np.float32)
+        image.pixels.foreach_get(pixels)
+        return pixels.reshape(height, width, 4)
+    finally:
+        bpy.data.images.remove(image)
