@@ -1,0 +1,390 @@
+"""Command line level check, shared by ``scripts/check_level.py`` and Blender's ``-c`` command:
+
+    python scripts/check_level.py LEVEL.blend [options]
+    blender -b LEVEL.blend -c convex_tools check [options]
+
+Prints a table of the findings, writes JSON / CSV reports and a picture when asked, and exits
+with 0 when the level is clean, 1 when it has findings, 2 when the file or the arguments are
+wrong (with a message saying what is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+# Progress lines on stderr at most this often (seconds), and only for checks that take longer.
+PROGRESS_INTERVAL = 1.0
+
+DEFAULT_PICTURE_SIZE = (1600, 1000)
+
+
+class UsageError(Exception):
+    """Bad arguments or an unusable file: exit code 2 with this message."""
+
+
+@dataclass
+class RunResult:
+    code: int
+    findings: list = field(default_factory=list)
+    stats: object = None
+    message: str = ""
+
+
+def build_parser(prog="check_level") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Check a Blender level for objects that overlap or are closer than a "
+                    "clearance. Exit code 0: clean, 1: findings, 2: bad file or arguments.")
+    parser.add_argument("blend", nargs="?",
+                        help="the .blend file to check (default: the file Blender has open)")
+    parser.add_argument("--clearance", type=_length, default=0.0, metavar="M",
+                        help="free space every object needs around it, in metres; 0 (the "
+                             "default) reports overlaps only")
+    parser.add_argument("--collection", metavar="NAME",
+                        help="check only the objects of this collection (and its children)")
+    parser.add_argument("--scene", metavar="NAME", help="scene to check (default: the active one)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="NAME",
+                        help="leave out an object, a collection, or objects matching a name "
+                             "pattern such as 'Floor*' (repeatable)")
+    parser.add_argument("--ignore-pair", action="append", default=[], nargs=2,
+                        metavar=("PATTERN_A", "PATTERN_B"),
+                        help="do not check objects matching PATTERN_A against objects matching "
+                             "PATTERN_B, e.g. --ignore-pair 'Lamp*' 'Pillar*' (repeatable)")
+    parser.add_argument("--object-clearance", action="append", default=[], type=_override,
+                        metavar="PATTERN=M",
+                        help="clearance of the objects matching PATTERN, e.g. 'Door*=0.6' "
+                             "(repeatable; overrides the custom property convex_clearance)")
+    parser.add_argument("--touch-tolerance", type=_length, default=None, metavar="M",
+                        help="overlaps no deeper than this are touching, not findings "
+                             "(default 0.0001)")
+    parser.add_argument("--json", metavar="PATH", help="write the report as JSON")
+    parser.add_argument("--csv", metavar="PATH", help="write the findings as CSV")
+    parser.add_argument("--picture", metavar="PATH",
+                        help="render a PNG of the level with the findings drawn and labelled")
+    parser.add_argument("--picture-size", type=_size, default=DEFAULT_PICTURE_SIZE,
+                        metavar="WxH", help="picture size in pixels (default 1600x1000)")
+    parser.add_argument("--camera", metavar="NAME",
+                        help="camera for the picture (default: the scene camera, else one "
+                             "framing the level)")
+    parser.add_argument("--max-rows", type=int, default=60, metavar="N",
+                        help="rows of the printed table (default 60; the reports hold all)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only the summary line, not the table")
+    return parser
+
+
+def _length(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a length in metres, got {text!r}") from None
+    if not math.isfinite(value) or value < 0.0:
+        raise argparse.ArgumentTypeError(f"expected a length >= 0, got {text!r}")
+    return value
+
+
+def _override(text):
+    pattern, sep, value = text.rpartition("=")
+    if not sep or not pattern:
+        raise argparse.ArgumentTypeError(f"expected PATTERN=METRES, got {text!r}")
+    return pattern, _length(value)
+
+
+def _size(text):
+    w, sep, h = text.lower().partition("x")
+    try:
+        size = (int(w), int(h))
+    except ValueError:
+        size = None
+    if not sep or size is None or min(size) < 16 or max(size) > 8192:
+        raise argparse.ArgumentTypeError(f"expected a size like 1600x1000, got {text!r}")
+    return size
+
+
+def parse(argv, prog="check_level"):
+    """Parsed arguments, or UsageError (argparse's own exit turned into an exception)."""
+    parser = build_parser(prog)
+
+    def error(message):
+        raise UsageError(f"error: {message}\n{parser.format_usage().strip()}")
+
+    parser.error = error
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as done:  # --help
+        raise _HelpShown(done.code or 0) from None
+
+
+class _HelpShown(Exception):
+    def __init__(self, code):
+        super().__init__("help")
+        self.code = code
+
+
+# --- the run --------------------------------------------------------------------------------
+def run(argv=None, *, prog="check_level", load=True, out=None, err=None) -> RunResult:
+    """Parse ``argv``, open the file (when ``load``), check, report. Never raises on user
+    errors: they come back as ``RunResult(code=2, message=...)`` after printing to ``err``."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = parse(list(sys.argv[1:] if argv is None else argv), prog)
+        return _run(args, load, out, err)
+    except _HelpShown as shown:
+        return RunResult(shown.code)
+    except UsageError as problem:
+        message = f"{prog}: {problem}"
+        print(message, file=err, flush=True)
+        return RunResult(EXIT_ERROR, message=message)
+
+
+def main(argv=None, prog="check_level") -> int:
+    return run(argv, prog=prog).code
+
+
+def blender_command(argv) -> int:
+    """Handler of ``blender -b LEVEL.blend -c convex_tools check [options]``."""
+    argv = list(argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print("usage: blender -b LEVEL.blend -c convex_tools check [options]\n"
+              "       (blender -c convex_tools check --help lists the options)")
+        return EXIT_CLEAN if argv else EXIT_ERROR
+    if argv[0] != "check":
+        print(f"convex_tools: unknown command {argv[0]!r} (the command is 'check')",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return main(argv[1:], prog="convex_tools check")
+
+
+def _run(args, load, out, err) -> RunResult:
+    import bpy
+
+    from . import level_check
+    from .core.level import (TOUCH_TOLERANCE, count_line, report_csv, report_json,
+                              report_table)
+
+    started = time.perf_counter()
+    label = _open(args.blend, load)
+    loaded = time.perf_counter()
+    scene = _scene(args.scene)
+    if args.collection is not None and bpy.data.collections.get(args.collection) is None:
+        raise UsageError(f"error: there is no collection named {args.collection!r} in {label}")
+    if args.camera is not None:
+        camera = bpy.data.objects.get(args.camera)
+        if camera is None or camera.type != 'CAMERA':
+            raise UsageError(f"error: there is no camera named {args.camera!r} in {label}")
+    for path in (args.json, args.csv, args.picture):
+        _check_writable(path)
+    tolerance = TOUCH_TOLERANCE if args.touch_tolerance is None else args.touch_tolerance
+
+    progress = _Progress(err)
+    print(f"Checking {label} ...", file=err, flush=True)
+    try:
+        level_run = level_check.LevelRun(
+            None, args.clearance, collection=args.collection, ignore=args.ignore,
+            ignore_pairs=[tuple(p) for p in args.ignore_pair],
+            clearances=dict(args.object_clearance), touch_tolerance=tolerance, scene=scene)
+        findings = level_run.run(progress=progress.update)
+    except ValueError as problem:  # e.g. a malformed custom property
+        raise UsageError(f"error: {problem}") from None
+    stats = level_run.stats
+    stats.times["load"] = loaded - started
+    finished = time.perf_counter()
+
+    options = {
+        "clearance": args.clearance,
+        "touch_tolerance": tolerance,
+        "collection": args.collection,
+        "ignore": list(args.ignore),
+        "ignore_pairs": [list(p) for p in args.ignore_pair],
+        "object_clearance": {p: c for p, c in args.object_clearance},
+    }
+    meta = {"file": label, "scene": scene.name, "options": options,
+            "objects_checked": stats.objects,
+            "objects_skipped": [{"object": n, "reason": r} for n, r in level_run.skipped]}
+    if args.json:
+        _write(args.json, report_json(findings, **meta))
+    if args.csv:
+        _write(args.csv, report_csv(findings))
+    picture_note = ""
+    if args.picture:
+        picture_note = _picture(args, findings, level_run, scene)
+
+    print(_summary_line(label, stats, args, tolerance), file=out)
+    print(count_line(findings), file=out)
+    if findings and not args.quiet:
+        print(file=out)
+        print(report_table(findings, limit=args.max_rows, header=False), file=out)
+    for name, reason in level_run.skipped:
+        print(f"Skipped {name}: {reason}", file=out)
+    written = [p for p in (args.json, args.csv) if p]
+    if args.picture and not picture_note:
+        written.append(args.picture)
+    if written:
+        print(f"Wrote {', '.join(written)}", file=out)
+    if picture_note:
+        print(picture_note, file=out)
+    times = stats.times
+    print(f"Time {finished - started:.2f} s: load {times.get('load', 0):.2f}, "
+          f"shapes {times.get('shapes', 0):.2f}, broad phase "
+          f"{times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0):.2f}, "
+          f"narrow phase {times.get('narrow_phase', 0):.2f}", file=out, flush=True)
+    code = EXIT_FINDINGS if findings else EXIT_CLEAN
+    return RunResult(code, findings, stats)
+
+
+def _open(path, load):
+    """Open ``path`` (or keep the open file); the file's name for messages and reports."""
+    import bpy
+
+    if path is None:
+        if not bpy.data.filepath:
+            raise UsageError("error: no .blend file given (and none is open)")
+        return os.path.basename(bpy.data.filepath)
+    if not os.path.exists(path):
+        raise UsageError(f"error: {path}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"error: {path} is a folder, not a .blend file")
+    if load:
+        try:
+            bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False)
+        except RuntimeError as problem:
+            reason = str(problem).strip().splitlines()[-1] if str(problem).strip() else ""
+            raise UsageError(f"error: {path}: not a readable .blend file ({reason})") from None
+    return path
+
+
+def _scene(name):
+    import bpy
+
+    if name is None:
+        return bpy.context.scene
+    scene = bpy.data.scenes.get(name)
+    if scene is None:
+        raise UsageError(f"error: there is no scene named {name!r}")
+    return scene
+
+
+def _check_writable(path):
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as problem:
+            raise UsageError(f"error: cannot create the folder for {path}: {problem}") from None
+
+
+def _write(path, text):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+
+
+def _summary_line(label, stats, args, tolerance):
+    parts = [f"clearance {args.clearance:g} m", f"touch tolerance {tolerance:g} m"]
+    if args.collection:
+        parts.append(f"collection {args.collection}")
+    if args.ignore:
+        parts.append("ignoring " + ", ".join(args.ignore))
+    if args.ignore_pair:
+        parts.append("ignoring pairs " + ", ".join(f"{a}/{b}" for a, b in args.ignore_pair))
+    if args.object_clearance:
+        parts.append("clearances " + ", ".join(f"{p}={c:g}" for p, c in args.object_clearance))
+    noun = "object" if stats.objects == 1 else "objects"
+    return f"Checked {stats.objects} {noun} of {label} ({'; '.join(parts)})"
+
+
+class _Progress:
+    """Progress lines on stderr, at most one a second (so short checks print none)."""
+
+    def __init__(self, err):
+        self.err = err
+        self.last = time.perf_counter()
+
+    def update(self, fraction, phase):
+        now = time.perf_counter()
+        if now - self.last >= PROGRESS_INTERVAL and fraction < 1.0:
+            self.last = now
+            print(f"  {100 * fraction:3.0f}%  {phase}", file=self.err, flush=True)
+
+
+# --- picture --------------------------------------------------------------------------------
+def _picture(args, findings, level_run, scene) -> str:
+    """Render the picture; an empty string when it worked, else a note saying why not."""
+    import bpy
+
+    from . import level_check
+
+    width, height = args.picture_size
+    path = os.path.abspath(args.picture)
+    temporary = None
+    try:
+        camera = bpy.data.objects.get(args.camera) if args.camera else scene.camera
+        if camera is None:
+            camera = temporary = framing_camera(scene, *_level_box(level_run), width / height)
+        from . import overlay, picture
+        overlay.show(level_check.OVERLAY_KEY, level_check.findings_drawing(findings))
+        picture.render_picture(path, scene=scene, camera=camera, width=width, height=height,
+                               keys=[level_check.OVERLAY_KEY])
+    except Exception as problem:  # the reports are written already; say why there is no picture
+        return f"No picture: {type(problem).__name__}: {problem}"
+    finally:
+        if temporary is not None:
+            data = temporary.data
+            bpy.data.objects.remove(temporary)
+            bpy.data.cameras.remove(data)
+    return ""
+
+
+def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,
+                   name="ConvexLevelCamera"):
+    """A camera looking north and down ``pitch_degrees`` at the box ``lower``–``upper``, as close
+    as it can be with the whole box in the picture (``aspect`` = width / height)."""
+    import bpy
+    import numpy as np
+
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    center = 0.5 * (lower + upper)
+    corners = np.array([[x, y, z] for x in (lower[0], upper[0]) for y in (lower[1], upper[1])
+                        for z in (lower[2], upper[2])]) - center
+    data = bpy.data.cameras.new(name)
+    data.lens = lens
+    # With sensor fit AUTO the sensor width spans the longer side of the picture.
+    tan_long = data.sensor_width / (2.0 * lens)
+    tan_x, tan_y = (tan_long, tan_long / aspect) if aspect >= 1.0 else \
+        (tan_long * aspect, tan_long)
+    pitch = math.radians(pitch_degrees)
+    # Camera axes in the world: right, up, and forward (the view direction).
+    right = np.array([1.0, 0.0, 0.0])
+    forward = np.array([0.0, math.cos(pitch), -math.sin(pitch)])
+    up = np.cross(right, forward)
+    x, y, depth = corners @ right, corners @ up, corners @ forward
+    # A corner is in the picture when |x| <= tan_x (d + depth) and |y| <= tan_y (d + depth).
+    margin = 1.04
+    distance = float(max(np.max(margin * np.abs(x) / tan_x - depth),
+                         np.max(margin * np.abs(y) / tan_y - depth), 1.0))
+    cam = bpy.data.objects.new(name, data)
+    cam.location = center - distance * forward
+    cam.rotation_euler = (math.pi / 2 - pitch, 0.0, 0.0)
+    data.clip_end = 4.0 * (distance + float(np.linalg.norm(upper - lower)))
+    scene.collection.objects.link(cam)
+    return cam
+
+
+def _level_box(level_run):
+    import numpy as np
+
+    check = level_run.check
+    if check is None or not check.shapes:
+        return np.zeros(3), np.ones(3)
+    return check.lower.min(axis=0), check.upper.max(axis=0)

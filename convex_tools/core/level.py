@@ -1,0 +1,428 @@
+"""Level-design collision checks: every pair of shapes closer than the clearance they need.
+
+A level is a list of world-space shapes with names. A pair is a *finding* when its signed
+distance s (the distance when apart, minus the penetration depth when overlapping) is
+
+    overlap     s < -touch_tolerance             (a real overlap, not two faces resting together)
+    too_close   -touch_tolerance <= s < c        (only when the pair needs a clearance c > 0)
+
+where c is the larger of the two objects' clearances (an object's clearance is the free space it
+needs around it; a pair must satisfy the more demanding of the two).
+
+The work is in three phases, the first two vectorised over all objects at once:
+
+1. broad phase: AABBs fattened by each object's clearance go through sort-and-sweep
+   (``broadphase.candidate_pairs``);
+2. cheap rejections: pairs ignored by name pattern, and pairs whose AABB gap (a lower bound on
+   their distance) already reaches the clearance;
+3. narrow phase: GJK distance on what is left, and penetration depth for overlapping pairs.
+
+Only phase 3 costs per pair, so it runs in chunks (``LevelCheck.step``) that a caller can
+interleave with progress reports and a cancel button. Findings come out sorted by kind and names,
+so the same level always gives the same report.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import io
+import json
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import broadphase
+from .gjk import distance
+from .penetration import penetration
+
+# Overlaps no deeper than this are two surfaces resting on each other, not a collision (model
+# units: 0.1 mm in a level modelled in metres; well above the float noise of snapped vertices
+# and far below anything a player would see).
+TOUCH_TOLERANCE = 1e-4
+
+# Narrow-phase pairs per step of ``check_shapes``: one step is a few milliseconds, so progress
+# and cancel requests are seen several times a second.
+PAIRS_PER_STEP = 256
+
+OVERLAP = "overlap"
+TOO_CLOSE = "too_close"
+KINDS = (OVERLAP, TOO_CLOSE)
+
+# Penetration method for overlapping pairs ("epa", "mpr" or "hybrid", see core.penetration).
+PENETRATION_METHOD = "epa"
+
+
+@dataclass(frozen=True, eq=False)
+class Finding:
+    """Two objects closer than they may be.
+
+    ``distance`` is the signed distance: negative for an overlap (minus its depth), otherwise the
+    gap. ``point_a`` lies on ``object_a`` and ``point_b`` on ``object_b``; for an overlap
+    ``point_b - point_a`` is the depth vector (moving A by it leaves the two touching), for a gap
+    they are the closest points. ``clearance`` is the clearance the pair had to keep.
+    ``object_a`` is the name that sorts first.
+    """
+
+    object_a: str
+    object_b: str
+    kind: str
+    distance: float
+    point_a: np.ndarray
+    point_b: np.ndarray
+    clearance: float = 0.0
+
+    @property
+    def depth(self) -> float:
+        """Penetration depth (0 for a clearance violation)."""
+        return max(0.0, -self.distance)
+
+    @property
+    def shortfall(self) -> float:
+        """How far the pair must move apart to keep its clearance."""
+        return self.clearance - self.distance
+
+    def sort_key(self) -> tuple:
+        return (self.kind, self.object_a, self.object_b)
+
+    def to_dict(self) -> dict:
+        return {
+            "object_a": self.object_a,
+            "object_b": self.object_b,
+            "kind": self.kind,
+            "distance": self.distance,
+            "clearance": self.clearance,
+            "point_a": [float(v) for v in self.point_a],
+            "point_b": [float(v) for v in self.point_b],
+        }
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Finding):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        return hash(self.sort_key())
+
+    def __repr__(self) -> str:
+        return (f"Finding({self.object_a!r}, {self.object_b!r}, {self.kind!r}, "
+                f"distance={self.distance:.6g}, clearance={self.clearance:.6g})")
+
+
+class CheckCancelled(Exception):
+    """Raised by ``check_shapes`` when ``should_cancel()`` said so; carries the findings so far."""
+
+    def __init__(self, findings):
+        super().__init__(f"level check cancelled after {len(findings)} finding(s)")
+        self.findings = findings
+
+
+@dataclass
+class Stats:
+    """What each phase did and took (seconds), for reports and benchmarks."""
+
+    objects: int = 0
+    candidates: int = 0        # pairs from the broad phase
+    ignored: int = 0           # dropped by ignore_pairs
+    culled: int = 0            # dropped by the AABB-gap lower bound
+    narrow: int = 0            # pairs that went through GJK
+    penetrations: int = 0      # pairs that also needed a penetration depth
+    times: dict = field(default_factory=dict)
+    skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
+
+
+class LevelCheck:
+    """One level check, run in steps: ``while not check.step(): report(check.done, check.total)``.
+
+    Construction does the vectorised phases (broad phase, ignores, AABB-gap cull); ``step`` runs
+    the narrow phase on the next chunk of pairs. ``findings`` are sorted once all steps are done.
+
+    ``shapes``: world-space shapes; ``names``: one unique name each.
+    ``clearance``: the clearance every object needs (0 finds overlaps only).
+    ``clearances``: per-object overrides, either a sequence aligned with ``shapes`` (None or NaN
+    keeps the default) or a mapping name -> clearance.
+    ``touch_tolerance``: overlaps up to this depth count as touching, not as findings.
+    ``ignore_pairs``: (pattern_a, pattern_b) fnmatch patterns; a pair whose names match them in
+    either order is not checked.
+    ``aabbs``: optional precomputed (lower, upper) arrays (N, 3), e.g. batched by the caller;
+    with them, ``shapes`` may be a sequence that makes each shape when first indexed (only the
+    shapes of candidate pairs are ever needed).
+    """
+
+    def __init__(self, shapes, names, clearance=0.0, clearances=None,
+                 touch_tolerance=TOUCH_TOLERANCE, ignore_pairs=(), aabbs=None) -> None:
+        # A sequence is kept as it is (it may make its shapes on first access); other iterables
+        # are listed.
+        if not (hasattr(shapes, "__getitem__") and hasattr(shapes, "__len__")):
+            shapes = list(shapes)
+        names = [str(n) for n in names]
+        if len(shapes) != len(names):
+            raise ValueError(f"got {len(shapes)} shapes but {len(names)} names")
+        if len(set(names)) != len(names):
+            raise ValueError("names must be unique (findings are reported by name)")
+        self.shapes = shapes
+        self.names = names
+        self.clearance = _non_negative("clearance", clearance)
+        self.touch_tolerance = _non_negative("touch_tolerance", touch_tolerance)
+        self.object_clearance = _object_clearances(clearances, names, self.clearance)
+        self.ignore_pairs = _pair_patterns(ignore_pairs)
+        self.stats = Stats(objects=len(shapes))
+        self._found = []
+        self._findings = None
+
+        t0 = time.perf_counter()
+        n = len(shapes)
+        if aabbs is None:
+            lower, upper = broadphase.shape_aabbs(shapes) if n else (np.zeros((0, 3)),) * 2
+        else:
+            lower, upper = (np.asarray(v, dtype=float).reshape(n, 3) for v in aabbs)
+        self.lower, self.upper = lower, upper
+        t1 = time.perf_counter()
+        # Each box grows by its own object's clearance: a pair closer than max(c_i, c_j) is
+        # closer than c_i + c_j, so its fattened boxes overlap.
+        grow = self.object_clearance[:, None]
+        pairs = broadphase.candidate_pairs(lower - grow, upper + grow) if n > 1 else \
+            np.zeros((0, 2), dtype=np.int64)
+        self.stats.candidates = len(pairs)
+        t2 = time.perf_counter()
+        pairs = self._drop_ignored(pairs)
+        pairs = self._drop_by_aabb_gap(pairs, lower, upper)
+        t3 = time.perf_counter()
+        self.pairs = pairs
+        self.stats.narrow = len(pairs)
+        if aabbs is None:
+            self.stats.times["aabbs"] = t1 - t0
+        self.stats.times.update(broad_phase=t2 - t1, cull=t3 - t2, narrow_phase=0.0)
+        self.done = 0
+
+    # --- vectorised phases -------------------------------------------------------------------
+    def _drop_ignored(self, pairs):
+        if not self.ignore_pairs or not len(pairs):
+            return pairs
+        keep = np.ones(len(pairs), dtype=bool)
+        for pat_a, pat_b in self.ignore_pairs:
+            match_a = np.array([fnmatch.fnmatchcase(n, pat_a) for n in self.names])
+            match_b = np.array([fnmatch.fnmatchcase(n, pat_b) for n in self.names])
+            i, j = pairs[:, 0], pairs[:, 1]
+            keep &= ~((match_a[i] & match_b[j]) | (match_b[i] & match_a[j]))
+        self.stats.ignored = int(len(pairs) - keep.sum())
+        return pairs[keep]
+
+    def _drop_by_aabb_gap(self, pairs, lower, upper):
+        if not len(pairs):
+            return pairs
+        i, j = pairs[:, 0], pairs[:, 1]
+        gap = np.maximum(np.maximum(lower[j] - upper[i], lower[i] - upper[j]), 0.0)
+        # The distance of two shapes is at least the distance of their boxes.
+        lower_bound = np.sqrt((gap * gap).sum(axis=1))
+        need = np.maximum(self.object_clearance[i], self.object_clearance[j])
+        # Apart boxes (lower_bound > 0) cannot hold an overlap; they matter only within a clearance.
+        keep = (lower_bound == 0.0) | (lower_bound < need)
+        self.stats.culled = int(len(pairs) - keep.sum())
+        return pairs[keep]
+
+    # --- narrow phase ------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.pairs)
+
+    def step(self, max_pairs: int = PAIRS_PER_STEP) -> bool:
+        """Check the next ``max_pairs`` pairs; True once every pair is checked."""
+        t0 = time.perf_counter()
+        stop = min(self.done + max(1, int(max_pairs)), len(self.pairs))
+        clear = self.object_clearance
+        for i, j in self.pairs[self.done:stop].tolist():
+            finding = self._check_pair(i, j, max(clear[i], clear[j]))
+            if finding is not None:
+                self._found.append(finding)
+        self.done = stop
+        self.stats.times["narrow_phase"] += time.perf_counter() - t0
+        return self.finished
+
+    def _check_pair(self, i, j, need):
+        # Query in name order, so that the witness points do not depend on the input order.
+        if self.names[j] < self.names[i]:
+            i, j = j, i
+        a, b = self.shapes[i], self.shapes[j]
+        result = distance(a, b)
+        if result.intersecting:
+            self.stats.penetrations += 1
+            signed, point_a, point_b = _overlap(a, b, result)
+        else:
+            signed, point_a, point_b = result.distance, result.point_a, result.point_b
+        if signed < -self.touch_tolerance:
+            kind = OVERLAP
+        elif need > 0.0 and signed < need:
+            kind = TOO_CLOSE
+        else:
+            return None
+        return Finding(self.names[i], self.names[j], kind, float(signed), np.asarray(point_a, dtype=float),
+                       np.asarray(point_b, dtype=float), float(need))
+
+    @property
+    def findings(self) -> list:
+        """Findings so far, sorted by kind then names (all of them once ``finished``)."""
+        if self._findings is None or len(self._findings) != len(self._found):
+            self._findings = sorted(self._found, key=Finding.sort_key)
+        return list(self._findings)
+
+
+def _overlap(a, b, result):
+    """Signed distance (minus the depth) and witness points of an overlapping pair."""
+    contact = penetration(a, b, method=PENETRATION_METHOD)
+    if contact is None:  # GJK saw contact, penetration saw none: they touch
+        return 0.0, result.point_a, result.point_b
+    return -float(contact.depth), contact.point_a, contact.point_b
+
+
+def check_shapes(shapes, names, clearance=0.0, clearances=None, touch_tolerance=TOUCH_TOLERANCE,
+                 ignore_pairs=(), progress=None, should_cancel=None, aabbs=None,
+                 stats=None) -> list:
+    """Findings of a level given as world-space ``shapes`` and their ``names``.
+
+    Arguments are those of ``LevelCheck``. ``progress(done, total)`` is called after each chunk
+    of narrow-phase pairs; ``should_cancel()`` is asked as often and, once it returns True,
+    ``CheckCancelled`` (carrying the findings so far) is raised. ``stats``, a ``Stats``, receives
+    the per-phase counts and times.
+    """
+    check = LevelCheck(shapes, names, clearance, clearances, touch_tolerance, ignore_pairs, aabbs)
+    if progress is not None:
+        progress(0, check.total)
+    while not check.finished:
+        check.step()
+        if progress is not None:
+            progress(check.done, check.total)
+        if should_cancel is not None and should_cancel():
+            if stats is not None:
+                stats.__dict__.update(check.stats.__dict__)
+            raise CheckCancelled(check.findings)
+    if stats is not None:
+        stats.__dict__.update(check.stats.__dict__)
+    return check.findings
+
+
+# --- options ---------------------------------------------------------------------------------
+def _non_negative(name, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return x
+
+
+def _object_clearances(clearances, names, default) -> np.ndarray:
+    out = np.full(len(names), default, dtype=float)
+    if clearances is None:
+        return out
+    if isinstance(clearances, dict):
+        index = {n: k for k, n in enumerate(names)}
+        items = ((index[n], c) for n, c in clearances.items() if n in index)
+    else:
+        clearances = list(clearances)
+        if len(clearances) != len(names):
+            raise ValueError(f"clearances has {len(clearances)} entries for {len(names)} shapes")
+        items = enumerate(clearances)
+    for k, c in items:
+        if c is None or (isinstance(c, float) and math.isnan(c)):
+            continue
+        out[k] = _non_negative(f"clearance of {names[k]!r}", c)
+    return out
+
+
+def _pair_patterns(ignore_pairs) -> list:
+    patterns = []
+    for item in ignore_pairs or ():
+        if isinstance(item, str):
+            parts = item.split(":")
+            if len(parts) != 2:
+                raise ValueError(f"an ignored pair is two name patterns like 'Floor*:Crate*', "
+                                 f"got {item!r}")
+            item = parts
+        item = tuple(item)
+        if len(item) != 2 or not all(isinstance(p, str) and p for p in item):
+            raise ValueError(f"an ignored pair is two name patterns, got {item!r}")
+        patterns.append(item)
+    return patterns
+
+
+def pair_is_ignored(name_a: str, name_b: str, ignore_pairs) -> bool:
+    """True when the pair matches one of the (pattern_a, pattern_b) patterns, in either order."""
+    m = fnmatch.fnmatchcase
+    return any((m(name_a, pa) and m(name_b, pb)) or (m(name_a, pb) and m(name_b, pa))
+               for pa, pb in _pair_patterns(ignore_pairs))
+
+
+# --- reports ---------------------------------------------------------------------------------
+CSV_COLUMNS = ("kind", "object_a", "object_b", "distance", "clearance",
+               "point_a_x", "point_a_y", "point_a_z", "point_b_x", "point_b_y", "point_b_z")
+
+
+def summary(findings) -> dict:
+    """Counts per kind."""
+    counts = {kind: 0 for kind in KINDS}
+    for f in findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    return counts
+
+
+def report_dict(findings, **meta) -> dict:
+    """The JSON report as a dict: ``meta`` (file, options, ...), counts, and the findings."""
+    return {**meta, "counts": summary(findings), "findings": [f.to_dict() for f in findings]}
+
+
+def report_json(findings, **meta) -> str:
+    return json.dumps(report_dict(findings, **meta), indent=2, sort_keys=False) + "\n"
+
+
+def report_csv(findings) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for f in findings:
+        writer.writerow([f.kind, f.object_a, f.object_b, repr(f.distance), repr(f.clearance),
+                         *(repr(float(v)) for v in f.point_a),
+                         *(repr(float(v)) for v in f.point_b)])
+    return out.getvalue()
+
+
+def count_line(findings) -> str:
+    """One line saying how many findings of each kind there are."""
+    if not findings:
+        return "No findings: nothing overlaps and every pair keeps its clearance."
+    counts = summary(findings)
+    overlaps, close = counts.get(OVERLAP, 0), counts.get(TOO_CLOSE, 0)
+    return (f"{len(findings)} finding{'s' * (len(findings) != 1)}: "
+            f"{overlaps} overlap{'s' * (overlaps != 1)}, {close} too close")
+
+
+def report_table(findings, limit=None, header=True) -> str:
+    """A plain-text table, one finding a row (``limit`` rows at most, then a count of the rest),
+    under the ``count_line`` when ``header``."""
+    head = count_line(findings)
+    if not findings:
+        return head + "\n" if header else ""
+    shown = findings if limit is None else findings[:limit]
+    rows = [("kind", "object A", "object B", "distance", "needed", "where")]
+    for f in shown:
+        mid = 0.5 * (f.point_a + f.point_b)
+        what = f"depth {f.depth:.4f}" if f.kind == OVERLAP else f"gap {f.distance:.4f}"
+        rows.append((f.kind, f.object_a, f.object_b, what,
+                     f"{f.clearance:.4f}" if f.kind == TOO_CLOSE else "-",
+                     "({:.2f}, {:.2f}, {:.2f})".format(*mid)))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = [head, ""] if header else []
+    for k, r in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    if len(shown) < len(findings):
+        lines.append(f"... and {len(findings) - len(shown)} more (see the JSON/CSV report)")
+    return "\n".join(lines) + "\n"

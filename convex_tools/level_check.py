@@ -1,0 +1,635 @@
+"""Level checks on Blender objects: which pairs overlap or keep less than their clearance.
+
+``check_scene`` gathers the objects to check (the given ones, a collection, or the scene; minus
+the ignored ones), turns each into a world-space core shape (``api.shape_from_object``), works out
+each object's clearance, and hands the rest to ``core.level``. The operator, the command line and
+scripts all go through ``LevelRun`` here, so they check exactly the same pairs.
+
+An object's clearance, first match wins:
+1. ``clearances`` passed in (a mapping of object name or fnmatch pattern to metres);
+2. the object's custom property ``convex_clearance``;
+3. its Convex settings, when they carry one (``use_clearance`` and ``clearance``);
+4. the ``clearance`` of the check.
+A pair must keep the larger of its two objects' clearances.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import time
+
+import bpy
+import numpy as np
+
+from .core import level as core_level
+from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
+                         LevelCheck, Stats, report_csv, report_json, report_table)
+
+__all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
+           "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
+           "report_csv", "report_table", "findings_drawing", "OVERLAY_KEY"]
+
+# Custom property (Object Properties > Custom Properties) holding an object's own clearance.
+CLEARANCE_PROPERTY = "convex_clearance"
+
+# Object types that have a surface to collide with (their evaluated mesh gives the hull).
+GEOMETRY_TYPES = {'MESH', 'CURVE', 'SURFACE', 'META', 'FONT'}
+
+# Key of the level findings in the viewport overlay (overlay.show / overlay.clear).
+OVERLAY_KEY = "level_check"
+
+
+# Share of the progress bar given to making shapes (the rest measures pairs).
+SHAPES_SHARE = 0.4
+
+
+class LevelRun:
+    """A level check on Blender objects, run in steps so that a modal operator stays responsive.
+
+    Construction gathers the objects (quick). ``step(seconds)`` then makes shapes chunk by chunk,
+    does the broad phase once all shapes exist, and measures pairs chunk by chunk; it returns
+    True when everything is done. ``fraction`` and ``phase`` say how far it got, ``findings``
+    what it found so far (all of them once done).
+    """
+
+    def __init__(self, objects=None, clearance=0.0, *, collection=None, ignore=(),
+                 ignore_pairs=(), clearances=None, touch_tolerance=TOUCH_TOLERANCE,
+                 depsgraph=None, scene=None, context=None, share_shapes=True) -> None:
+        t0 = time.perf_counter()
+        context = context or bpy.context
+        self.scene = scene or context.scene
+        # Evaluating first also brings the view layer up to date with objects added just now.
+        self.depsgraph = depsgraph or context.evaluated_depsgraph_get()
+        # The active scene's view layer leaves out excluded collections (work in progress);
+        # another scene is taken whole.
+        everything = (context.view_layer.objects if self.scene == context.scene
+                      else self.scene.objects)
+        self.pending = _objects_to_check(objects, collection, ignore, everything)
+        self.clearance = clearance
+        self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
+                            ignore_pairs=ignore_pairs)
+        # Validate the cheap options now rather than after converting every object.
+        core_level._non_negative("clearance", clearance)
+        core_level._non_negative("touch_tolerance", touch_tolerance)
+        core_level._pair_patterns(ignore_pairs)
+        self.shape_cache = SharedShapes(enabled=share_shapes)
+        self.shapes, self.names, self.kept, self.skipped = [], [], [], []
+        self.converted = 0
+        self.check = None
+        self.times = {"collect": time.perf_counter() - t0, "shapes": 0.0}
+
+    @property
+    def objects(self) -> dict:
+        """Name -> object of everything checked (to select and frame findings)."""
+        return dict(zip(self.names, self.kept))
+
+    @property
+    def finished(self) -> bool:
+        return self.check is not None and self.check.finished
+
+    @property
+    def phase(self) -> str:
+        if self.check is None:
+            return f"making shapes ({self.converted}/{len(self.pending)} objects)"
+        return f"measuring pairs ({self.check.done}/{self.check.total})"
+
+    @property
+    def fraction(self) -> float:
+        if self.check is None:
+            return SHAPES_SHARE * self.converted / max(1, len(self.pending))
+        return SHAPES_SHARE + (1.0 - SHAPES_SHARE) * self.check.done / max(1, self.check.total)
+
+    def step(self, seconds=0.05) -> bool:
+        """Work for about ``seconds`` (at least one chunk); True once the check is done."""
+        deadline = time.perf_counter() + seconds
+        while True:
+            if self.check is None:
+                self._convert(OBJECTS_PER_STEP)
+                if self.converted == len(self.pending):
+                    self._build()
+            else:
+                self.check.step()
+            if self.finished or time.perf_counter() >= deadline:
+                return self.finished
+
+    def run(self, progress=None, should_cancel=None, seconds=0.2) -> list:
+        """Run to the end; ``progress(fraction, phase)`` after each step of about ``seconds``;
+        ``CheckCancelled`` once ``should_cancel()`` is true."""
+        while True:
+            if should_cancel is not None and should_cancel():
+                raise CheckCancelled(self.findings)
+            if self.step(seconds):
+                break
+            if progress is not None:
+                progress(self.fraction, self.phase)
+        if progress is not None:
+            progress(1.0, "done")
+        return self.findings
+
+    @property
+    def findings(self) -> list:
+        return [] if self.check is None else self.check.findings
+
+    @property
+    def stats(self) -> Stats:
+        """Counts and per-phase times so far (gathering objects and making shapes included)."""
+        base = self.check.stats.__dict__ if self.check is not None else {}
+        times = {**self.times, **(self.check.stats.times if self.check is not None else {})}
+        return Stats(**{**base, "objects": len(self.shapes), "times": times,
+                        "skipped_objects": list(self.skipped)})
+
+    def _convert(self, count):
+        t0 = time.perf_counter()
+        stop = min(self.converted + count, len(self.pending))
+        for obj in self.pending[self.converted:stop]:
+            try:
+                shape = self.shape_cache.shape(obj, self.depsgraph)
+            except ValueError as error:  # e.g. a mesh without vertices
+                self.skipped.append((obj.name, str(error)))
+                continue
+            self.shapes.append(shape)
+            self.names.append(obj.name)
+            self.kept.append(obj)
+        self.converted = stop
+        self.times["shapes"] += time.perf_counter() - t0
+
+    def _build(self):
+        t0 = time.perf_counter()
+        aabbs = world_aabbs(self.shapes)
+        per_object = _clearances(self.kept, self.clearance, self.options["clearances"])
+        self.times["aabbs"] = time.perf_counter() - t0
+        self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, per_object,
+                                self.options["touch_tolerance"], self.options["ignore_pairs"],
+                                aabbs=aabbs)
+
+
+# Objects converted per step of ``LevelRun.step`` (a few milliseconds of work).
+OBJECTS_PER_STEP = 64
+
+
+def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), ignore_pairs=(),
+                clearances=None, touch_tolerance=TOUCH_TOLERANCE, progress=None,
+                should_cancel=None, depsgraph=None, scene=None, stats=None) -> list:
+    """Pairs of objects that overlap or are closer than their clearance, as ``Finding`` s.
+
+    ``objects``: objects (or names) to check; by default every object of ``collection`` (a
+    collection or its name) or, without one, of the scene's view layer (collections excluded
+    from it are left out). Only objects with geometry count.
+    ``clearance``: metres every object needs around it (0 finds overlaps only).
+    ``ignore``: objects, collections, names or fnmatch name patterns left out (e.g. the floor).
+    ``ignore_pairs``: (pattern_a, pattern_b) pairs of name patterns not checked against each
+    other, in either order (or strings ``"pattern_a:pattern_b"``).
+    ``clearances``: mapping of object name or pattern to its own clearance (see the module doc
+    for the custom property and the per-object setting).
+    ``touch_tolerance``: overlaps up to this depth are touching, not findings.
+    ``progress(fraction, phase)`` is called as the check goes (fraction from 0 to 1, phase a
+    short text); once ``should_cancel()`` returns True, ``CheckCancelled`` is raised carrying the
+    findings so far. ``stats``: a ``Stats`` filled with counts and per-phase times.
+
+    Findings are sorted by kind then names; ``distance`` is negative for an overlap's depth.
+    """
+    level_run = LevelRun(objects, clearance, collection=collection, ignore=ignore,
+                         ignore_pairs=ignore_pairs, clearances=clearances,
+                         touch_tolerance=touch_tolerance, depsgraph=depsgraph, scene=scene)
+    try:
+        return level_run.run(progress, should_cancel)
+    finally:
+        if stats is not None:
+            stats.__dict__.update(level_run.stats.__dict__)
+
+
+# --- which objects --------------------------------------------------------------------------
+def _objects_to_check(objects, collection, ignore, everything):
+    if objects is not None:
+        objs = [_object(o) for o in objects]
+    elif collection is not None:
+        objs = list(_collection(collection).all_objects)
+    else:
+        objs = list(everything)
+    ignored = _ignored_names(ignore)
+    seen = set()
+    out = []
+    for obj in objs:
+        if obj.type not in GEOMETRY_TYPES or obj.name in seen:
+            continue
+        seen.add(obj.name)
+        if _is_ignored(obj.name, ignored):
+            continue
+        out.append(obj)
+    return out
+
+
+def _object(item):
+    if isinstance(item, str):
+        obj = bpy.data.objects.get(item)
+        if obj is None:
+            raise ValueError(f"there is no object named {item!r}")
+        return obj
+    if not isinstance(item, bpy.types.Object):
+        raise ValueError(f"expected an object or an object name, got {type(item).__name__}")
+    return item
+
+
+def _collection(item):
+    if isinstance(item, bpy.types.Collection):
+        return item
+    coll = bpy.data.collections.get(str(item))
+    if coll is None:
+        raise ValueError(f"there is no collection named {item!r}")
+    return coll
+
+
+def _ignored_names(ignore):
+    """(exact names, patterns) of everything ``ignore`` names."""
+    if isinstance(ignore, (str, bpy.types.ID)):
+        ignore = [ignore]
+    names, patterns = set(), []
+    for item in ignore or ():
+        if isinstance(item, bpy.types.Collection):
+            names.update(o.name for o in item.all_objects)
+        elif isinstance(item, bpy.types.Object):
+            names.add(item.name)
+        elif isinstance(item, str):
+            coll = bpy.data.collections.get(item)
+            if coll is not None:
+                names.update(o.name for o in coll.all_objects)
+            if any(ch in item for ch in "*?["):
+                patterns.append(item)
+            else:
+                names.add(item)
+        else:
+            raise ValueError(f"ignore takes objects, collections, names or name patterns, "
+                             f"got {type(item).__name__}")
+    return names, patterns
+
+
+def _is_ignored(name, ignored):
+    names, patterns = ignored
+    return name in names or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+# --- shapes ---------------------------------------------------------------------------------
+class _Unshareable(Exception):
+    """The object's shape may depend on more than its own data and settings."""
+
+
+# Modifiers whose result depends only on the mesh and their own settings (unless one of their
+# settings points at another data-block or uses global coordinates, which ``_rna_key`` refuses).
+SHAREABLE_MODIFIERS = {
+    'ARRAY', 'BEVEL', 'BUILD', 'CAST', 'CORRECTIVE_SMOOTH', 'DECIMATE', 'DISPLACE', 'EDGE_SPLIT',
+    'LAPLACIANSMOOTH', 'MASK', 'MIRROR', 'MULTIRES', 'REMESH', 'SCREW', 'SIMPLE_DEFORM', 'SKIN',
+    'SMOOTH', 'SOLIDIFY', 'SUBSURF', 'TRIANGULATE', 'UV_PROJECT', 'UV_WARP', 'WAVE',
+    'WEIGHTED_NORMAL', 'WELD', 'WIREFRAME',
+}
+
+# RNA properties that never change the evaluated geometry (UI state, statistics).
+_IGNORED_PROPERTIES = {"rna_type", "name", "show_expanded", "is_active", "execution_time",
+                       "persistent_uid", "show_in_editmode", "show_on_cage", "is_override_data",
+                       "use_pin_to_last", "is_override_data_editable"}
+
+
+def _rna_key(struct, depth=0):
+    """A hashable snapshot of every setting of ``struct`` (nested structs included)."""
+    key = []
+    for prop in struct.bl_rna.properties:
+        ident = prop.identifier
+        if ident in _IGNORED_PROPERTIES:
+            continue
+        value = getattr(struct, ident)
+        if prop.type == 'POINTER':
+            if value is None:
+                key.append((ident, None))
+            elif isinstance(value, bpy.types.ID) or depth >= 2:
+                raise _Unshareable(ident)
+            else:
+                key.append((ident, _rna_key(value, depth + 1)))
+        elif prop.type == 'COLLECTION':
+            if depth >= 2:
+                raise _Unshareable(ident)
+            key.append((ident, tuple(_rna_key(item, depth + 1) for item in value)))
+        elif prop.type == 'ENUM' and getattr(prop, "is_enum_flag", False):
+            key.append((ident, tuple(sorted(value))))
+        elif prop.type in {'FLOAT', 'INT', 'BOOLEAN'} and getattr(prop, "array_length", 0):
+            key.append((ident, tuple(np.asarray(value, dtype=float).ravel().tolist())))
+        else:
+            if value == 'GLOBAL':  # e.g. a displacement textured in world coordinates
+                raise _Unshareable(ident)
+            key.append((ident, value))
+    return tuple(key)
+
+
+def _id_properties(obj, name):
+    group = obj.get(name)
+    if group is None:
+        return None
+    to_dict = getattr(group, "to_dict", None)
+    return repr(to_dict() if to_dict is not None else group)
+
+
+class Placed:
+    """``Transformed(inner, matrix)`` not made yet: most objects of a level are never in a
+    candidate pair, and their boxes come straight from ``inner`` and ``matrix``."""
+
+    __slots__ = ("inner", "matrix")
+
+    def __init__(self, inner, matrix):
+        self.inner = inner
+        self.matrix = matrix
+
+    def make(self):
+        from .core.shapes import Transformed
+
+        return Transformed(self.inner, self.matrix)
+
+
+class LazyShapes:
+    """The level's shapes as a sequence that makes each ``Placed`` shape when first indexed."""
+
+    def __init__(self, entries):
+        self._entries = entries
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __getitem__(self, i):
+        entry = self._entries[i]
+        if isinstance(entry, Placed):
+            entry = self._entries[i] = entry.make()
+        return entry
+
+
+class SharedShapes:
+    """World-space shapes of objects, made once per distinct object *content*.
+
+    Levels are built from instances: a thousand crates share one mesh, and a hundred bevelled
+    crates one mesh and one modifier stack. Their shapes differ only by the object's matrix, so
+    the shape is made once (``api.shape_from_object``) and moved to every other instance. The
+    content key is everything the shape can depend on besides the matrix: the object data, its
+    modifiers' settings, its vertex group names, its rigid-body and Convex settings. Objects whose
+    content may depend on other objects (a modifier pointing at one, geometry nodes, armature or
+    lattice parents, metaballs) are converted one by one.
+
+    ``shape_from_object`` builds ``Transformed(local shape, matrix_world)`` with the local shape
+    made from the content alone (API.md: "the object's full world matrix applies"), so such a
+    shape is carried to another instance by M₂ M₁⁻¹ whatever their scales. A shape with a margin
+    (a sphere Minkowski-added in world units) moves only by rigid motions, so for it the key also
+    holds the object's scale (two unparented objects with equal scales differ by a rotation and a
+    translation). The test against one-by-one conversion guards both rules.
+    """
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled
+        self._local = {}     # content key -> (inner shape, X) with shape = Transformed(inner, M X)
+        self.made = 0        # shapes made by shape_from_object
+        self.reused = 0      # shapes moved from another instance
+
+    def shape(self, obj, depsgraph):
+        from .api import shape_from_object
+        from .core.shapes import Transformed
+
+        key = self._content_key(obj) if self.enabled else None
+        if key is None:
+            self.made += 1
+            return shape_from_object(obj, depsgraph=depsgraph)
+        matrix = np.array(obj.matrix_world, dtype=float)
+        stretch = _stretch(obj)
+        hit = self._local.get(key)
+        if hit is None and stretch is not None:
+            hit = self._local.get(key + (stretch,))
+        if hit is not None:
+            inner, x = hit
+            self.reused += 1
+            return Placed(inner, matrix @ x)
+        self.made += 1
+        world = shape_from_object(obj, depsgraph=depsgraph)
+        inverse = _affine_inverse(matrix)
+        if inverse is None:
+            return world
+        if isinstance(world, Transformed):
+            inner, x = world.shape, inverse @ world.matrix
+        else:
+            inner, x = world, inverse
+        if isinstance(world, Transformed):
+            self._local[key] = (inner, x)
+        elif stretch is not None:
+            self._local[key + (stretch,)] = (inner, x)
+        return world
+
+    def _content_key(self, obj):
+        """What the object's shape depends on besides its matrix; None when unknown."""
+        if obj.type == 'META' or obj.data is None:
+            return None
+        if obj.parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
+            return None
+        try:
+            modifiers = []
+            for mod in obj.modifiers:
+                if mod.type not in SHAREABLE_MODIFIERS:
+                    return None
+                modifiers.append((mod.type, _rna_key(mod)))
+            rigid_body = _rna_key(obj.rigid_body) if obj.rigid_body is not None else None
+        except _Unshareable:
+            return None
+        groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
+        return (obj.type, obj.data.as_pointer(), tuple(modifiers), groups, rigid_body,
+                _id_properties(obj, "convex_tools"))
+
+
+def _stretch(obj):
+    """The object's scale, which with its rotation and location makes its matrix; two objects
+    with equal scales differ by a rigid motion. None for a parented object (its parents' scales
+    and rotations combine into a stretch this does not capture)."""
+    if obj.parent is not None:
+        return None
+    return tuple(s * d for s, d in zip(obj.scale, obj.delta_scale))
+
+
+def _affine_inverse(matrix):
+    """Inverse of a 4×4 affine matrix by cofactors, in floats (numpy's per-call overhead is
+    most of the cost at 3×3); None when singular."""
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = matrix[:3].tolist()
+    co = (e * i - f * h, f * g - d * i, d * h - e * g)
+    det = a * co[0] + b * co[1] + c * co[2]
+    if det == 0.0 or not np.isfinite(det):
+        return None
+    r = 1.0 / det
+    inv = ((co[0] * r, (c * h - b * i) * r, (b * f - c * e) * r),
+           (co[1] * r, (a * i - c * g) * r, (c * d - a * f) * r),
+           (co[2] * r, (b * g - a * h) * r, (a * e - b * d) * r))
+    out = np.eye(4)
+    out[:3, :3] = inv
+    out[:3, 3] = [-(row[0] * x + row[1] * y + row[2] * z) for row in inv]
+    return out
+
+
+def world_aabbs(shapes):
+    """Bounding boxes (lower, upper) (N, 3) of world-space shapes.
+
+    Transformed (or ``Placed``) hulls take their boxes from their vertices, batched over all
+    instances of one hull (six support calls would each walk the vertices in Python); other shapes use their own
+    ``aabb``.
+    """
+    from .core.hull import Hull
+    from .core.shapes import Transformed
+
+    n = len(shapes)
+    lower, upper = np.empty((n, 3)), np.empty((n, 3))
+    instances = {}  # id(hull) -> (hull, [indices], [matrices])
+    for i, shape in enumerate(shapes):
+        if isinstance(shape, Placed):
+            if isinstance(shape.inner, Hull):
+                entry = instances.setdefault(id(shape.inner), (shape.inner, [], []))
+                entry[1].append(i)
+                entry[2].append(shape.matrix)
+            else:
+                lower[i], upper[i] = _placed_aabb(shape.inner, shape.matrix)
+            continue
+        if isinstance(shape, Transformed) and isinstance(shape.shape, Hull):
+            entry = instances.setdefault(id(shape.shape), (shape.shape, [], []))
+            entry[1].append(i)
+            entry[2].append(shape.matrix)
+        elif isinstance(shape, Hull):
+            lower[i], upper[i] = shape.vertices.min(axis=0), shape.vertices.max(axis=0)
+        else:
+            lower[i], upper[i] = shape.aabb()
+    for hull, indices, matrices in instances.values():
+        verts = np.asarray(hull.vertices, dtype=float)
+        # Bound the temporary (k, V, 3) array to about a million points per batch.
+        chunk = max(1, 1_000_000 // max(1, len(verts)))
+        for start in range(0, len(indices), chunk):
+            m = np.stack(matrices[start:start + chunk])
+            world = np.einsum("kij,vj->kvi", m[:, :3, :3], verts) + m[:, None, :3, 3]
+            rows = indices[start:start + chunk]
+            lower[rows] = world.min(axis=1)
+            upper[rows] = world.max(axis=1)
+    return lower, upper
+
+
+def _placed_aabb(inner, matrix):
+    """Box of ``Transformed(inner, matrix)`` without making it: along axis i the extremes are
+    row_i · s(±row_i) + c_i for the rows of the linear part (six support calls)."""
+    support = inner.support_xyz
+    rows = matrix[:3].tolist()
+    lower, upper = [0.0] * 3, [0.0] * 3
+    for i, (r0, r1, r2, c) in enumerate(rows):
+        hx, hy, hz = support(r0, r1, r2)
+        lx, ly, lz = support(-r0, -r1, -r2)
+        upper[i] = r0 * hx + r1 * hy + r2 * hz + c
+        lower[i] = r0 * lx + r1 * ly + r2 * lz + c
+    return lower, upper
+
+
+# --- clearances -----------------------------------------------------------------------------
+def _clearances(objs, default, overrides):
+    patterns = []
+    exact = {}
+    for key, value in (overrides or {}).items():
+        if any(ch in key for ch in "*?["):
+            patterns.append((key, value))
+        else:
+            exact[key] = value
+    out = []
+    for obj in objs:
+        value = exact.get(obj.name)
+        if value is None:
+            value = next((v for p, v in patterns if fnmatch.fnmatchcase(obj.name, p)), None)
+        if value is None:
+            value = object_clearance(obj)
+        out.append(value)
+    return out
+
+
+def object_clearance(obj):
+    """The object's own clearance (custom property, then Convex settings), or None."""
+    value = obj.get(CLEARANCE_PROPERTY)
+    if value is not None:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{obj.name}: custom property {CLEARANCE_PROPERTY} must be a "
+                             f"number, got {value!r}") from None
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"{obj.name}: custom property {CLEARANCE_PROPERTY} must be a "
+                             f"number >= 0, got {value!r}")
+        return value
+    settings = getattr(obj, "convex_tools", None)
+    if settings is not None and getattr(settings, "use_clearance", False):
+        return float(settings.clearance)
+    return None
+
+
+# --- drawing --------------------------------------------------------------------------------
+def finding_label(finding: Finding) -> str:
+    pair = f"{finding.object_a} / {finding.object_b}"
+    if finding.kind == OVERLAP:
+        return f"{pair}: {finding.depth:.3f} deep"
+    return f"{pair}: gap {max(finding.distance, 0.0):.3f} < {finding.clearance:.3f}"
+
+
+def findings_drawing(findings, labels=True, boxes=True):
+    """An ``overlay.Drawing`` of the findings: overlap depth vectors in the "overlap" colour,
+    clearance gaps in the "too_close" colour, each labelled with its pair and size above the
+    pair, and (with ``boxes``) the bounding box of every object involved in the colour of its
+    worst finding."""
+    from .overlay import Drawing
+
+    drawing = Drawing()
+    worst, world_boxes = {}, {}
+    for f in findings:
+        for name in (f.object_a, f.object_b):
+            if worst.get(name) != OVERLAP:
+                worst[name] = f.kind
+            obj = bpy.data.objects.get(name)
+            if name not in world_boxes and obj is not None:
+                world_boxes[name] = _world_box(obj)
+    for f in findings:
+        a, b = tuple(map(float, f.point_a)), tuple(map(float, f.point_b))
+        if f.kind == OVERLAP:
+            drawing.arrow(a, b, OVERLAP)      # moving A along it leaves the pair touching
+        else:
+            drawing.line(a, b, TOO_CLOSE)
+        drawing.point(a, f.kind)
+        drawing.point(b, f.kind)
+        if labels:
+            # Above the pair, so that the label does not sit on its boxes.
+            tops = [world_boxes[n][1][2] for n in (f.object_a, f.object_b) if n in world_boxes]
+            mid = [0.5 * (p + q) for p, q in zip(a, b)]
+            mid[2] = max([mid[2]] + tops)
+            drawing.label(tuple(mid), finding_label(f), f.kind)
+    if boxes:
+        for name, kind in sorted(worst.items()):
+            if name in world_boxes:
+                drawing.wire(_box_edges(*world_boxes[name]), kind)
+    return drawing
+
+
+# The 12 edges of a box as pairs of corner indices (corner bits: x = 4, y = 2, z = 1).
+_BOX_EDGES = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
+
+
+def _world_box(obj):
+    """(lower, upper) of the object's bounding box corners in the world."""
+    corners = np.array([tuple(c) for c in obj.bound_box], dtype=float)
+    m = np.array(obj.matrix_world, dtype=float)
+    world = corners @ m[:3, :3].T + m[:3, 3]
+    return world.min(axis=0), world.max(axis=0)
+
+
+def _box_edges(lower, upper):
+    """Edges (12, 2, 3) of the axis-aligned box lower..upper."""
+    box = np.array([[(upper if k & 4 else lower)[0], (upper if k & 2 else lower)[1],
+                     (upper if k & 1 else lower)[2]] for k in range(8)])
+    return np.array([(box[a], box[b]) for a, b in _BOX_EDGES])
+
+
+def show_findings(findings):
+    from . import overlay
+
+    overlay.show(OVERLAY_KEY, findings_drawing(findings))
+
+
+def clear_findings():
+    from . import overlay
+
+    overlay.clear(OVERLAY_KEY)
