@@ -15,18 +15,21 @@ from .core import MinkowskiSum, SeparationCache, Sphere, Transformed
 from .objects import ConversionError, local_shape, margin_of, resolve_kind, world_matrix
 
 OVERLAY_KEY = "watch"
-_local: dict = {}     # object name → (kind, local shape, margin)
+_local: dict = {}     # object name → ((kind, round radius), local shape)
 _caches: dict = {}    # (name a, name b) → SeparationCache
 
 
 def world_shape(obj, depsgraph):
     kind = resolve_kind(obj)
+    # Settings that change the local shape without a geometry update are part of the key.
+    key = (kind, obj.convex_tools.round_radius if kind == "ROUND_BOX" else None)
     entry = _local.get(obj.name)
-    if entry is None or entry[0] != kind:
-        entry = (kind, local_shape(obj, kind, depsgraph), margin_of(obj, kind))
+    if entry is None or entry[0] != key:
+        entry = (key, local_shape(obj, kind, depsgraph))
         _local[obj.name] = entry
     shape = Transformed(entry[1], world_matrix(obj))
-    return MinkowskiSum(shape, Sphere(entry[2])) if entry[2] > 0.0 else shape
+    margin = margin_of(obj, kind)
+    return MinkowskiSum(shape, Sphere(margin)) if margin > 0.0 else shape
 
 
 def evaluate(pair, depsgraph):

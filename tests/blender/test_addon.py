@@ -245,3 +245,16 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     assert cube.convex_tools.round_radius == pytest.approx(0.3)
     assert cube.convex_tools.margin == pytest.approx(0.05)
     assert bpy.context.scene.convex_tools.penetration_method == 'MPR'
+
+
+def test_watch_follows_shape_settings_as_well_as_motion(addon):
+    a = add("cube", "A", size=2.0, location=(0, 0, 0))
+    b = add("cube", "B", size=2.0, location=(4, 0, 0))
+    select(a, b, active=b)
+    bpy.ops.object.convex_watch_add()
+    pair = bpy.context.scene.convex_tools.watch_pairs[0]
+    b.convex_tools.kind = 'BOX'
+    b.convex_tools.margin = 0.5          # B grows by 0.5 toward A
+    from convex_tools import watch
+    watch.refresh(bpy.context.scene)
+    assert pair.result == "d = 1.5"
