@@ -50,6 +50,14 @@ class _Query:
         other = selected[0] if selected[0] is not active else selected[1]
         return other, active
 
+    def pair_shapes(self, context):
+        """((A, B), (shape A, shape B)) for a two-object query, or None after reporting why."""
+        pair = self.pair(context)
+        if pair is None:
+            return None
+        shapes = tuple(self.shape(o) for o in pair)
+        return None if None in shapes else (pair, shapes)
+
     def shape(self, obj):
         try:
             return shape_from_object(obj)
@@ -80,12 +88,10 @@ class OBJECT_OT_convex_distance(_Query, bpy.types.Operator):
     overlay_key = "query"
 
     def execute(self, context):
-        pair = self.pair(context)
-        if pair is None:
+        found = self.pair_shapes(context)
+        if found is None:
             return {'CANCELLED'}
-        a, b = (self.shape(o) for o in pair)
-        if a is None or b is None:
-            return {'CANCELLED'}
+        pair, (a, b) = found
         res = core.distance(a, b)
         text = (f"{pair[0].name} and {pair[1].name} overlap" if res.intersecting else
                 f"Distance {pair[0].name} – {pair[1].name}: {res.distance:.6g}")
@@ -106,12 +112,10 @@ class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
         ('HYBRID', "Hybrid", "Margin GJK, EPA only when the cores overlap")])
 
     def execute(self, context):
-        pair = self.pair(context)
-        if pair is None:
+        found = self.pair_shapes(context)
+        if found is None:
             return {'CANCELLED'}
-        a, b = (self.shape(o) for o in pair)
-        if a is None or b is None:
-            return {'CANCELLED'}
+        pair, (a, b) = found
         method = context.scene.convex_tools.penetration_method if self.method == 'SCENE' \
             else self.method
         contact = core.penetration(a, b, method.lower())
@@ -131,12 +135,10 @@ class OBJECT_OT_convex_contact(_Query, bpy.types.Operator):
     overlay_key = "query"
 
     def execute(self, context):
-        pair = self.pair(context)
-        if pair is None:
+        found = self.pair_shapes(context)
+        if found is None:
             return {'CANCELLED'}
-        a, b = (self.shape(o) for o in pair)
-        if a is None or b is None:
-            return {'CANCELLED'}
+        pair, (a, b) = found
         manifold = core.contact_manifold(a, b)
         if manifold is None:
             overlay.clear(self.overlay_key)

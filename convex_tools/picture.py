@@ -80,7 +80,9 @@ def framing_matrices(lower, upper, width, height, direction=(1.0, -1.3, 0.9)):
     radius = max(0.5 * float(np.linalg.norm(np.asarray(upper) - np.asarray(lower))), 1e-3)
     lens_angle = math.radians(40.0)
     aspect = width / height
-    fit = radius / math.sin(0.5 * lens_angle * min(1.0, aspect))
+    # Distance at which the bounding sphere just fits the narrower side of the view (the box's
+    # corners rarely reach the sphere, so 0.8 of it still shows everything in practice).
+    fit = 0.8 * radius / math.tan(0.5 * lens_angle * min(1.0, aspect))
     eye = centre + Vector(direction).normalized() * fit
     rotation = (centre - eye).to_track_quat('-Z', 'Y').to_matrix().to_4x4()
     view = (Matrix.Translation(eye) @ rotation).inverted()
