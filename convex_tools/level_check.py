@@ -137,7 +137,9 @@ class LevelRun:
         base = self.check.stats.__dict__ if self.check is not None else {}
         times = {**self.times, **(self.check.stats.times if self.check is not None else {})}
         return Stats(**{**base, "objects": len(self.shapes), "times": times,
-                        "skipped_objects": list(self.skipped)})
+                        "skipped_objects": list(self.skipped),
+                        "shapes_made": self.shape_cache.made,
+                        "shapes_shared": self.shape_cache.reused})
 
     def _convert(self, count):
         t0 = time.perf_counter()

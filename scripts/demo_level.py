@@ -354,10 +354,13 @@ def _add_camera_and_light(size_x, size_y, center):
 
 
 # --- the benchmark levels ----------------------------------------------------------------------
-def build_scattered_level(n, seed=7, spacing=3.0):
+def build_scattered_level(n, seed=7, spacing=3.0, unique=False):
     """``n`` props scattered uniformly on a square floor at a fixed density (one per
     ``spacing``² m²), a mix of shared primitive meshes, non-uniform scales, rigid bodies and a
-    few meshes with modifiers. Neighbours land close by chance, so some pairs overlap."""
+    few meshes with modifiers. Neighbours land close by chance, so some pairs overlap.
+
+    With ``unique``, every prop gets its own copy of its mesh with its vertices jittered by up
+    to a millimetre: no two objects share geometry (the worst case for shape caches)."""
     import bpy
     import numpy as np
 
@@ -392,10 +395,26 @@ def build_scattered_level(n, seed=7, spacing=3.0):
         else:
             builder.boulder(x, y, s)
     builder.finish()
+    if unique:
+        for obj in list(bpy.data.objects):
+            if obj.type == 'MESH':
+                mesh = obj.data.copy()
+                coords = np.empty(len(mesh.vertices) * 3)
+                mesh.vertices.foreach_get("co", coords)
+                coords += rng.uniform(-1e-3, 1e-3, coords.shape)
+                mesh.vertices.foreach_set("co", coords)
+                mesh.update()
+                obj.data = mesh
     return side
 
 
 # --- the demo ---------------------------------------------------------------------------------
+def _shown(path):
+    """``path`` relative to the working folder when inside it, as a user would type it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "out"),
@@ -415,17 +434,16 @@ def main(argv=None) -> int:
     bpy.ops.wm.save_as_mainfile(filepath=blend)
     n_objects = sum(1 for o in bpy.data.objects if o.type == 'MESH')
     print(f"Built the demo level: {n_objects} mesh objects, {len(expected)} planted problems, "
-          f"saved to {os.path.relpath(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
+          f"saved to {_shown(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
 
-    check_args = [blend, "--clearance", str(args.clearance), "--ignore", "Ground",
+    check_args = [_shown(blend), "--clearance", str(args.clearance), "--ignore", "Ground",
                   "--ignore-pair", "Lamp*", "Pillar*",
-                  "--json", os.path.join(args.out, "report.json"),
-                  "--csv", os.path.join(args.out, "report.csv")]
+                  "--json", _shown(os.path.join(args.out, "report.json")),
+                  "--csv", _shown(os.path.join(args.out, "report.csv"))]
     if not args.no_picture:
-        check_args += ["--picture", os.path.join(args.out, "findings.png")]
+        check_args += ["--picture", _shown(os.path.join(args.out, "findings.png"))]
     print("$ python scripts/check_level.py " + " ".join(
-        os.path.relpath(a) if os.path.isabs(a) else (f"'{a}'" if "*" in a else a)
-        for a in check_args), flush=True)
+        f"'{a}'" if "*" in a else a for a in check_args), flush=True)
     result = cli.run(check_args)
     if result.code == 2:
         return 2

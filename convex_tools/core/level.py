@@ -131,6 +131,8 @@ class Stats:
     penetrations: int = 0      # pairs that also needed a penetration depth
     times: dict = field(default_factory=dict)
     skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
+    shapes_made: int = 0       # Blender side: shapes built from an object's content
+    shapes_shared: int = 0     # Blender side: shapes moved from an instance with equal content
 
 
 class LevelCheck:
