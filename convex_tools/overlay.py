@@ -148,6 +148,10 @@ def draw_labels(items, project) -> None:
     colors, _, _, label_size = preferences.style()
     font = 0
     blf.size(font, label_size)
+    # A dark outline keeps light labels readable on light surfaces (a grey floor, say).
+    blf.enable(font, blf.SHADOW)
+    blf.shadow(font, 3, 0.0, 0.0, 0.0, 0.9)
+    blf.shadow_offset(font, 1, -1)
     for drawing in items:
         for p, text, role in drawing.labels:
             xy = project(p)
@@ -156,6 +160,7 @@ def draw_labels(items, project) -> None:
             blf.color(font, *colors.get(role, (1, 1, 1, 1)))
             blf.position(font, xy[0] + 6, xy[1] + 6, 0)
             blf.draw(font, text)
+    blf.disable(font, blf.SHADOW)
 
 
 # --- viewport handlers ----------------------------------------------------------------------

@@ -43,6 +43,10 @@ class ConvexShapeSettings(bpy.types.PropertyGroup):
                           description="Extra radius added around the shape (world units)")
     round_radius: FloatProperty(name="Round Radius", min=0.0, default=0.1, unit='LENGTH',
                                 description="Edge radius of the Round Box shape")
+    use_clearance: BoolProperty(name="Own Clearance", default=False,
+                                description="Give this object its own clearance in level checks")
+    clearance: FloatProperty(name="Clearance", min=0.0, default=0.0, unit='LENGTH',
+                             description="Free space this object needs around it in level checks")
 
 
 class ConvexWatchPair(bpy.types.PropertyGroup):

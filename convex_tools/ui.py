@@ -34,6 +34,11 @@ class VIEW3D_PT_convex_tools(bpy.types.Panel):
             if shape.kind == 'ROUND_BOX':
                 box.prop(shape, "round_radius")
             box.prop(shape, "margin")
+            row = box.row(align=True)
+            row.prop(shape, "use_clearance", text="")
+            sub = row.row()
+            sub.active = shape.use_clearance
+            sub.prop(shape, "clearance")
             box.label(text=describe(obj))
         else:
             box.label(text="Select a mesh object for its shape settings")

@@ -199,3 +199,11 @@ def test_shapes_are_immutable():
 def test_tiny_but_invertible_matrix_is_accepted():
     shape = Transformed(Box((1, 1, 1)), np.diag([1e-6, 1e-6, 1e-6, 1.0]))
     np.testing.assert_allclose(shape.support([1, 1, 1]), [1e-6, 1e-6, 1e-6])
+
+
+def test_transformed_copies_the_matrix_and_leaves_the_callers_array_alone():
+    m = np.eye(4)
+    m[:3, 3] = (1, 2, 3)
+    shape = Transformed(Box((1, 1, 1)), m)
+    m[0, 3] = 100.0                       # the caller may keep using (and changing) its array
+    np.testing.assert_allclose(shape.support([1, 0, 0]), [2, 3, 4])   # corner (1,1,1) + (1,2,3)

@@ -502,11 +502,10 @@ class Transformed(Shape):
     def __new__(cls, shape=None, matrix=None):
         # A pure translation (the common case for placed primitives) gets a support mapping
         # that skips the two 3×3 products: about half the cost of the general one.
-        if cls is Transformed and matrix is not None:
+        if cls is Transformed and matrix is not None and not isinstance(shape, Transformed):
             try:
-                m = np.asarray(matrix, dtype=float)
-                if m.shape == (4, 4) and np.array_equal(m[:3, :3], np.eye(3)) \
-                        and not isinstance(shape, Transformed):
+                if np.shape(matrix) == (4, 4) and [list(r[:3]) for r in np.asarray(
+                        matrix, dtype=float)[:3].tolist()] == _IDENTITY_ROWS:
                     return object.__new__(_Translated)
             except (TypeError, ValueError):
                 pass  # __init__ reports bad input with a clear message
@@ -522,14 +521,14 @@ class Transformed(Shape):
         self._shape = shape
         self._matrix = m
         self._matrix.setflags(write=False)
-        self._m = tuple(float(v) for v in m[:3, :3].ravel()) + tuple(float(v) for v in m[:3, 3])
+        rows = m[:3].tolist()
+        self._m = tuple(rows[0][:3] + rows[1][:3] + rows[2][:3]) \
+            + (rows[0][3], rows[1][3], rows[2][3])
         self._inner = shape.support_xyz
         if shape.margin > 0.0:
             # A similarity map (BᵀB = s² I) takes core ⊕ S(r) to T(core) ⊕ S(s r).
-            linear = m[:3, :3]
-            gram = linear.T @ linear
-            s2 = float(np.trace(gram)) / 3.0
-            if np.allclose(gram, s2 * np.eye(3), rtol=0.0, atol=1e-12 * s2):
+            s2 = _similarity_scale2(self._m)
+            if s2 is not None:
                 self._margin = shape.margin * math.sqrt(s2)
                 self._core = Transformed(shape.core, m)
         self._freeze()
@@ -573,6 +572,22 @@ class Transformed(Shape):
 
     def _params_repr(self):
         return f"{self._shape!r}, matrix={self._matrix.tolist()!r}"
+
+
+_IDENTITY_ROWS = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+def _similarity_scale2(m):
+    """s² if the linear part B (first 9 of ``m``, row-major) has BᵀB = s² I, else None."""
+    columns = ((m[0], m[3], m[6]), (m[1], m[4], m[7]), (m[2], m[5], m[8]))
+    gram = [[sum(p * q for p, q in zip(u, v)) for v in columns] for u in columns]
+    s2 = (gram[0][0] + gram[1][1] + gram[2][2]) / 3.0
+    tolerance = 1e-12 * s2
+    for i in range(3):
+        for j in range(3):
+            if abs(gram[i][j] - (s2 if i == j else 0.0)) > tolerance:
+                return None
+    return s2
 
 
 class _Translated(Transformed):

@@ -69,9 +69,13 @@ def points(name: str, value) -> np.ndarray:
 
 
 def affine_matrix(name: str, value) -> np.ndarray:
-    """A 4x4 invertible affine matrix (last row 0 0 0 1); a 3x3 matrix is taken as linear."""
+    """A 4x4 invertible affine matrix (last row 0 0 0 1); a 3x3 matrix is taken as linear.
+
+    Returns a new array (never the caller's). Checked in plain floats: this runs for every
+    ``Transformed`` and numpy's per-call overhead on a 4x4 would dominate it.
+    """
     try:
-        m = np.asarray(value, dtype=float)
+        m = np.array(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 4x4 matrix of numbers") from None
     if m.shape == (3, 3):
@@ -80,14 +84,18 @@ def affine_matrix(name: str, value) -> np.ndarray:
         m = m4
     if m.shape != (4, 4):
         raise ValueError(f"{name} must be a 4x4 affine matrix, got shape {m.shape}")
-    if not np.all(np.isfinite(m)):
+    rows = m.tolist()
+    if not all(math.isfinite(x) for row in rows for x in row):
         raise ValueError(f"{name} must be finite (found NaN or inf)")
-    if not np.allclose(m[3], (0.0, 0.0, 0.0, 1.0), rtol=0.0, atol=1e-12):
-        raise ValueError(f"{name} must be affine (last row 0 0 0 1), got {m[3].tolist()}")
-    linear = m[:3, :3]
-    scale = float(np.max(np.abs(linear)))
+    last = rows[3]
+    if abs(last[0]) > 1e-12 or abs(last[1]) > 1e-12 or abs(last[2]) > 1e-12 \
+            or abs(last[3] - 1.0) > 1e-12:
+        raise ValueError(f"{name} must be affine (last row 0 0 0 1), got {last}")
+    (a, b, c, _), (d, e, f, _), (g, h, i, _) = rows[:3]
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    scale = max(abs(a), abs(b), abs(c), abs(d), abs(e), abs(f), abs(g), abs(h), abs(i))
     # Relative singularity test: |det| against the cube of the matrix's scale, so that a
     # uniformly tiny (1e-6) but invertible matrix is accepted and a rank-deficient one is not.
-    if scale == 0.0 or abs(float(np.linalg.det(linear))) <= 1e-12 * scale ** 3:
+    if scale == 0.0 or abs(det) <= 1e-12 * scale ** 3:
         raise ValueError(f"{name} is singular (its 3x3 part cannot be inverted)")
     return m

@@ -258,3 +258,15 @@ def test_watch_follows_shape_settings_as_well_as_motion(addon):
     from convex_tools import watch
     watch.refresh(bpy.context.scene)
     assert pair.result == "d = 1.5"
+
+
+def test_per_object_clearance_setting_is_used_by_the_level_check(addon):
+    from convex_tools import api
+    door = add("cube", "Door", size=2.0, location=(0, 0, 0))
+    add("cube", "Crate", size=2.0, location=(2.3, 0, 0))      # 0.3 from the door
+    assert api.check_scene(clearance=0.0) == []
+    door.convex_tools.use_clearance = True
+    door.convex_tools.clearance = 0.5
+    findings = api.check_scene(clearance=0.0)
+    assert [(f.object_a, f.object_b, f.kind) for f in findings] == [("Crate", "Door", "too_close")]
+    assert findings[0].distance == pytest.approx(0.3, abs=1e-6)
