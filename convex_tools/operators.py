@@ -12,10 +12,19 @@ import math
 import bpy
 import numpy as np
 from bpy.props import EnumProperty, FloatVectorProperty
-from mathutils import Vector
 
 from . import core, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
+
+# The last query's core result, exactly as the core returned it (the panel shows it rounded):
+# {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...), "result": DistanceResult | Contact | ...}.
+# Scripts and tests read it to use the full-precision numbers behind the one-line report.
+last_query: dict = {}
+
+
+def _remember(query, objects, result):
+    last_query.clear()
+    last_query.update(query=query, objects=tuple(o.name for o in objects), result=result)
 
 
 class _Query:
@@ -93,6 +102,7 @@ class OBJECT_OT_convex_distance(_Query, bpy.types.Operator):
             return {'CANCELLED'}
         pair, (a, b) = found
         res = core.distance(a, b)
+        _remember("distance", pair, res)
         text = (f"{pair[0].name} and {pair[1].name} overlap" if res.intersecting else
                 f"Distance {pair[0].name} – {pair[1].name}: {res.distance:.6g}")
         return self.finish(context, text, result_drawings.distance_drawing(res))
@@ -119,6 +129,7 @@ class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
         method = context.scene.convex_tools.penetration_method if self.method == 'SCENE' \
             else self.method
         contact = core.penetration(a, b, method.lower())
+        _remember("penetration", pair, contact)
         if contact is None:
             overlay.clear(self.overlay_key)
             return self.finish(context, f"{pair[0].name} and {pair[1].name} do not overlap")
@@ -140,6 +151,7 @@ class OBJECT_OT_convex_contact(_Query, bpy.types.Operator):
             return {'CANCELLED'}
         pair, (a, b) = found
         manifold = core.contact_manifold(a, b)
+        _remember("contact", pair, manifold)
         if manifold is None:
             overlay.clear(self.overlay_key)
             return self.finish(context, f"{pair[0].name} and {pair[1].name} do not touch")
@@ -176,7 +188,10 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
             if rv3d is None:
                 self.report({'ERROR'}, "No 3D view to take the direction from: choose an axis")
                 return {'CANCELLED'}
-            direction = np.array(rv3d.view_rotation @ Vector((0.0, 0.0, -1.0)))
+            # The view looks down its -Z; row 2 of the view matrix is that axis in world space
+            # (read in float64: mathutils' own products are float32).
+            direction = -np.array(rv3d.view_matrix, dtype=float)[2, :3]
+            direction /= np.linalg.norm(direction)
         else:
             direction = np.array(_AXES[axis], dtype=float)
         origin = np.array(context.scene.cursor.location, dtype=float)
@@ -189,6 +204,7 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
             hit = core.ray_cast(shape, origin, direction)
             if hit is not None and (best is None or hit.t < best.t):
                 best, best_obj = hit, obj
+        _remember("ray_cast", [best_obj] if best_obj is not None else [], best)
         length = max(_size(*shapes), 1.0)
         drawing = result_drawings.ray_drawing(origin, direction, best, length)
         if best is None:
@@ -243,6 +259,7 @@ class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
             hit = core.sweep(shape_a, shape_b, translation)
             if hit is not None and (best is None or hit.t < best.t):
                 best, best_obj = hit, obj
+        _remember("sweep", [mover] + ([best_obj] if best_obj is not None else []), best)
         start = np.array(mover.matrix_world.translation)
         drawing = result_drawings.sweep_drawing(shape_a, start, translation, best)
         if best is None:
@@ -283,6 +300,7 @@ class OBJECT_OT_convex_clear(bpy.types.Operator):
 
     def execute(self, context):
         overlay.clear()
+        last_query.clear()
         context.scene.convex_tools.last_result = ""
         return {'FINISHED'}
 

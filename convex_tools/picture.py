@@ -57,42 +57,78 @@ def _view3d():
     raise RuntimeError("no 3D view found to draw the scene with")
 
 
-def scene_bounds(scene, keys=None):
-    """World bounds of the visible geometry and the drawings (for framing a camera)."""
+def scene_points(scene, keys=None) -> np.ndarray:
+    """(N, 3) world points to frame: visible objects' bounding-box corners and drawn points."""
     points = []
     for obj in scene.objects:
         if obj.type in {'MESH', 'CURVE', 'SURFACE', 'FONT', 'META'} and obj.visible_get():
             m = obj.matrix_world
             points.extend(tuple(m @ Vector(c)) for c in obj.bound_box)
     for drawing in overlay.drawings(keys):
-        b = drawing.bounds()
-        if b is not None:
-            points.extend(b)
+        points.extend(a for a, _, _ in drawing.lines)
+        points.extend(b for _, b, _ in drawing.lines)
+        points.extend(p for p, _ in drawing.points)
+        points.extend(p for p, _, _ in drawing.labels)
     if not points:
-        return np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 1.0])
-    points = np.array(points, dtype=float)
+        return np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]])
+    return np.array(points, dtype=float)
+
+
+def scene_bounds(scene, keys=None):
+    """World bounds ``(lower, upper)`` of the visible geometry and the drawings."""
+    points = scene_points(scene, keys)
     return points.min(axis=0), points.max(axis=0)
 
 
-def framing_matrices(lower, upper, width, height, direction=(1.0, -1.3, 0.9)):
-    """View and projection matrices of a perspective view that frames the box lower..upper."""
-    centre = Vector(0.5 * (np.asarray(lower) + np.asarray(upper)))
-    radius = max(0.5 * float(np.linalg.norm(np.asarray(upper) - np.asarray(lower))), 1e-3)
-    lens_angle = math.radians(40.0)
+# Framed points stay inside this fraction of the picture's half-width and half-height.
+FRAME_FILL = 0.9
+FIELD_OF_VIEW = math.radians(40.0)   # of the picture's longer side
+
+
+def _perspective(width, height, near, far):
     aspect = width / height
-    # Distance at which the bounding sphere just fits the narrower side of the view (the box's
-    # corners rarely reach the sphere, so 0.8 of it still shows everything in practice).
-    fit = 0.8 * radius / math.tan(0.5 * lens_angle * min(1.0, aspect))
-    eye = centre + Vector(direction).normalized() * fit
-    rotation = (centre - eye).to_track_quat('-Z', 'Y').to_matrix().to_4x4()
-    view = (Matrix.Translation(eye) @ rotation).inverted()
-    near, far = max(fit - 2.0 * radius, 1e-3), fit + 2.0 * radius
-    f = 1.0 / math.tan(0.5 * lens_angle)
+    f = 1.0 / math.tan(0.5 * FIELD_OF_VIEW)
     fx, fy = (f / aspect, f) if aspect >= 1.0 else (f, f * aspect)
-    proj = Matrix(((fx, 0, 0, 0), (0, fy, 0, 0),
+    return Matrix(((fx, 0, 0, 0), (0, fy, 0, 0),
                    (0, 0, (far + near) / (near - far), 2 * far * near / (near - far)),
                    (0, 0, -1, 0)))
-    return view, proj
+
+
+def framing_matrices(points, width, height, direction=(1.0, -1.3, 0.9)):
+    """View and projection matrices of a perspective view from ``direction`` that shows every
+    one of ``points`` (N, 3), as close as it can: the camera distance is bisected between one at
+    which the points' bounding sphere surely fits and one just outside that sphere."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    lower, upper = points.min(axis=0), points.max(axis=0)
+    centre = 0.5 * (lower + upper)
+    radius = max(float(np.max(np.linalg.norm(points - centre, axis=1))), 1e-3)
+    axis = Vector(direction).normalized()
+    half_angle = math.atan(math.tan(0.5 * FIELD_OF_VIEW) * min(width / height, height / width, 1.0))
+
+    def matrices(distance):
+        eye = Vector(centre) + axis * distance
+        rotation = (-axis).to_track_quat('-Z', 'Y').to_matrix().to_4x4()
+        view = (Matrix.Translation(eye) @ rotation).inverted()
+        near = max(0.5 * (distance - radius), 1e-3 * radius)
+        return view, _perspective(width, height, near, distance + 2.0 * radius)
+
+    def fits(distance):
+        view, proj = matrices(distance)
+        clip = np.c_[points, np.ones(len(points))] @ np.array(proj @ view).T
+        if np.any(clip[:, 3] <= 1e-9):
+            return False
+        ndc = clip[:, :2] / clip[:, 3:4]
+        return bool(np.all(np.abs(ndc) <= FRAME_FILL))
+
+    far = radius / (math.sin(half_angle) * FRAME_FILL)   # the whole sphere fits
+    near = 1.05 * radius                                  # the camera just outside the sphere
+    if not fits(near):
+        for _ in range(30):
+            middle = 0.5 * (near + far)
+            near, far = (near, middle) if fits(middle) else (middle, far)
+    else:
+        far = near
+    return matrices(far)
 
 
 def render_picture(path, scene=None, camera=None, width=960, height=600, keys=None,
@@ -114,7 +150,7 @@ def render_picture(path, scene=None, camera=None, width=960, height=600, keys=No
         view = camera.matrix_world.inverted()
         proj = camera.calc_matrix_camera(depsgraph, x=width, y=height)
     else:
-        view, proj = framing_matrices(*scene_bounds(scene, keys), width, height)
+        view, proj = framing_matrices(scene_points(scene, keys), width, height)
     space, region = _view3d()
     offscreen = gpu.types.GPUOffScreen(width, height)
     try:

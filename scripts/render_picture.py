@@ -30,7 +30,7 @@ def showcase():
         return obj
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    crate = add("cube", "Crate", size=2.0, location=(-4.0, 0.0, 1.0))
+    crate = add("cube", "Crate", size=2.0, location=(-4.0, 0.0, 0.6))   # 0.4 into the floor
     ball = add("uv_sphere", "Ball", radius=1.0, location=(-0.6, 1.2, 1.6))
     floor = add("cube", "Floor", size=2.0, location=(0.0, 0.0, -0.5))
     floor.scale = (8.0, 5.0, 0.5)
@@ -41,7 +41,7 @@ def showcase():
     drawings = {
         "distance": result_drawings.distance_drawing(core.distance(shape(crate), shape(ball))),
         "penetration": result_drawings.penetration_drawing(
-            core.penetration(shape(block), shape(floor))),
+            core.penetration(shape(crate), shape(floor))),
         "contact": result_drawings.manifold_drawing(
             core.contact_manifold(shape(block), shape(floor)), 0.8),
     }

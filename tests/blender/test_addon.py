@@ -187,6 +187,27 @@ def test_watch_updates_when_an_object_moves(addon):
     assert pair.result == "d = 1.9"
 
 
+def test_watch_redraws_the_closest_segment_after_a_move_of_a_tenth(addon):
+    from convex_tools import overlay, watch
+    a = add("cube", "A", size=2.0, location=(0, 0, 0))
+    b = add("cube", "B", size=2.0, location=(4, 0, 0.5))
+    select(a, b, active=b)
+    bpy.ops.object.convex_watch_add()
+
+    def drawn_segment():
+        (drawing,) = overlay.drawings([watch.OVERLAY_KEY])
+        (segment,) = [(p, q) for p, q, role in drawing.lines if role == "closest"]
+        return np.array(segment)
+
+    before = drawn_segment()
+    assert before[1][0] - before[0][0] == pytest.approx(2.0)   # face x=1 to face x=3
+    b.location.x -= 0.1
+    bpy.context.view_layer.update()
+    after = drawn_segment()
+    assert after[1][0] - after[0][0] == pytest.approx(1.9, abs=1e-6)
+    assert after[1][0] == pytest.approx(before[1][0] - 0.1, abs=1e-6)   # B's end followed B
+
+
 # --- pictures ------------------------------------------------------------------------------
 
 def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
@@ -213,7 +234,7 @@ def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
 
 def test_unregister_leaves_nothing_behind_and_register_again_works():
     import convex_tools
-    from convex_tools import overlay, watch
+    from convex_tools import operators, overlay, watch
     bpy.ops.wm.read_factory_settings(use_empty=True)
     handlers_before = len(bpy.app.handlers.depsgraph_update_post)
     for _ in range(2):
@@ -228,6 +249,24 @@ def test_unregister_leaves_nothing_behind_and_register_again_works():
         assert overlay._handles == []
         assert watch._on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post
         assert len(bpy.app.handlers.depsgraph_update_post) == handlers_before
+        for cls in all_classes():
+            assert not cls.is_registered, cls
+        assert operators._menu not in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+
+
+def all_classes():
+    from convex_tools import operators, preferences, properties, ui
+    return (preferences.ConvexToolsPreferences, *properties.CLASSES, *operators.CLASSES,
+            *ui.CLASSES)
+
+
+def test_register_installs_handlers_menu_and_classes(addon):
+    from convex_tools import operators, overlay, watch
+    assert len(overlay._handles) == 2     # POST_VIEW geometry and POST_PIXEL labels
+    assert watch._on_depsgraph_update in bpy.app.handlers.depsgraph_update_post
+    assert operators._menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+    for cls in all_classes():
+        assert cls.is_registered, cls
 
 
 def test_settings_survive_save_and_reload(addon, tmp_path):
@@ -236,6 +275,9 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     cube.convex_tools.round_radius = 0.3
     cube.convex_tools.margin = 0.05
     bpy.context.scene.convex_tools.penetration_method = 'MPR'
+    other = add("cube", "Other", size=2.0, location=(4, 0, 0))
+    pair = bpy.context.scene.convex_tools.watch_pairs.add()
+    pair.object_a, pair.object_b, pair.query = cube, other, 'PENETRATION'
     path = str(tmp_path / "saved.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -245,6 +287,8 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     assert cube.convex_tools.round_radius == pytest.approx(0.3)
     assert cube.convex_tools.margin == pytest.approx(0.05)
     assert bpy.context.scene.convex_tools.penetration_method == 'MPR'
+    (pair,) = bpy.context.scene.convex_tools.watch_pairs
+    assert (pair.object_a.name, pair.object_b.name, pair.query) == ("Saved", "Other", 'PENETRATION')
 
 
 def test_watch_follows_shape_settings_as_well_as_motion(addon):
