@@ -18,7 +18,9 @@ box, the shape is centred on the object's origin with +Z as its axis, and
 
 The object's full world matrix then applies, non-uniform scale and shear included. A margin
 (the object's own setting, or a convex-hull rigid body's collision margin when "use margin" is
-on, which Bullet adds around the hull) is a sphere Minkowski-added in world units.
+on, which Bullet adds around the hull) is a sphere Minkowski-added in world units. Bullet's
+margins on primitives are not modelled: boxes and cylinders keep theirs inside the fitted size
+(the outer surface is the same), and a cone's outer margin (0.04 by default) is left out.
 
 Hulls are cached by the content of the vertex coordinates: moving an object costs a read of its
 coordinates and a hash, never a rebuild; editing the mesh (or a modifier) changes the hash.
