@@ -212,7 +212,7 @@ def test_flat_hull_sliver():
     assert_contact(c, 0.05, (0, 0, 1), POLYTOPE)
 
 
-# --- touching contact (depth 0 with a valid normal) ------------------------------------------------
+# --- touching contact (depth 0 with a valid normal) -----------------------------------------------
 
 @pytest.mark.parametrize("offset, normal", [
     ((0.0, 0.0, 2.0), (0, 0, 1)),          # face on face, centres aligned
@@ -261,6 +261,23 @@ def test_cone_apex_on_a_cylinder_axis():
     assert_contact(c, 0.5, (0, 0, 1), POLYTOPE)
 
 
+def test_cones_touching_along_a_side_line_give_points_on_both():
+    # Found by the 100k benchmark: the minimum lies on the fold along A's side line, which turns
+    # with the normal; the fold polish must not settle beside the ray (point_b was 6e-6 outside B).
+    v = [-0.5931750284696975, -0.5136339827709221, 0.6199383173694409, 0.07689999772716771,
+         -0.8026670670821348, -0.5914490424130598, 0.8013923982354306, -0.3031595473750479,
+         0.515620512475814, 0.14549016164140793, 0.32823601908992095, -0.8544919108994538,
+         -0.5929416543923316, 0.5190343087248852, -0.6156489103807178, 0.14924073924175768,
+         -0.680469036536139, -0.7174183521949744, -0.7912947593893557, -0.5172671231405095,
+         0.3260173723605577, 0.4219426343253412, -0.9283062036859562, 0.7847313695610065]
+    ra, rb = np.reshape(v[:9], (3, 3)), np.reshape(v[12:21], (3, 3))
+    c = penetration(posed(Cone(1, 1), ra, v[9:12]), posed(Cone(1, 1), rb, v[21:24]))
+    for rot, centre, p in ((ra, v[9:12], c.point_a), (rb, v[21:24], c.point_b)):
+        q = rot.T @ (p - centre)
+        # Inside the cone: radius at most (1 − z)/2 (base radius 1 at z = −1, apex at z = 1).
+        assert math.hypot(q[0], q[1]) <= (1 - q[2]) / 2 + 1e-9 and -1 - 1e-9 <= q[2]
+
+
 def test_cylinder_sideways_into_a_box_face():
     cyl = posed(Cylinder(0.5, 1.0), rotation((1, 0, 0), math.pi / 2), (0.0, 0.0, 1.4))
     c = penetration(cyl, Box((2, 2, 1)))
@@ -286,7 +303,7 @@ def _translation(t):
     return m
 
 
-# --- EPA internals ---------------------------------------------------------------------------------
+# --- EPA internals --------------------------------------------------------------------------------
 
 def test_initial_segment_simplex_is_grown_into_a_tetrahedron():
     # Two spheres' cores reduce to points; a capsule against a box gives GJK segment simplices.

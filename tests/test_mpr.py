@@ -156,7 +156,25 @@ def test_depth_is_a_boundary_point_no_shallower_than_epa(pair):
         assert separation(moved, b) <= 1e-7
         e = penetration(a, b, "epa")
         assert c.depth >= e.depth - 1e-9
+        # Never the wrong way out: pushing A the other way is not shorter.
+        assert h(a, b, -n) >= c.depth - 1e-9
     assert checked > 10
+
+
+def test_shallow_round_boxes_whose_portal_search_cycles_from_the_origin():
+    # Found by the 100k benchmark: the origin lies only 0.07 inside A − B, and pass 2's portal
+    # search from it cycles; it restarts further back on the same ray.
+    v = [0.09495416602372819, 0.3877696116386036, -0.916852460674227, 0.8906417599465004,
+         -0.44450818076822096, -0.09575872111472178, -0.44468074142483244, -0.8074943996832258,
+         -0.38757171295914805, 1.3117660918094045, -1.8301456743734188, 0.7591114477051022,
+         -0.5813665002985107, 0.44129111945826777, -0.6835752630237073, -0.7642196895621494,
+         -0.007813667400944357, 0.6449086855418211, 0.2792512460423299, 0.8973299808259034,
+         0.34178596679031426, -0.9480047055714076, 0.8440942909239526, 1.567231144861843]
+    a = posed(RoundBox((1, 1, 1), 0.5), np.reshape(v[:9], (3, 3)), v[9:12])
+    b = posed(RoundBox((1, 1, 1), 0.5), np.reshape(v[12:21], (3, 3)), v[21:24])
+    c = mpr.penetration(a, b)
+    assert c.status is Status.CONVERGED
+    assert c.depth == pytest.approx(penetration(a, b).depth, abs=1e-6)
 
 
 def test_status_and_method():

@@ -118,7 +118,8 @@ def test_deep_round_boxes_are_exact():
 def test_round_box_edges_are_exact():
     # Edges crossed at right angles: cores 2.05 apart across their edges' common normal.
     a = posed(RoundBox((1, 1, 1), 0.1), rotation((1, 0, 0), math.pi / 4))
-    b = posed(RoundBox((1, 1, 1), 0.1), rotation((0, 1, 0), math.pi / 4), (0, 0, 2 * 2 ** .5 - 0.05))
+    b = posed(RoundBox((1, 1, 1), 0.1), rotation((0, 1, 0), math.pi / 4),
+              (0, 0, 2 * 2 ** 0.5 - 0.05))
     c = penetration(a, b)
     assert c.depth == pytest.approx(0.05 + 0.2, abs=1e-12)
     np.testing.assert_allclose(c.normal, (0, 0, 1), atol=1e-9)
@@ -191,7 +192,7 @@ def test_iteration_cap_reports_its_status(monkeypatch):
     assert_touching_after(a, b, c)
 
 
-# --- properties on random configurations -----------------------------------------------------------
+# --- properties on random configurations ----------------------------------------------------------
 
 unit = st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.floats(-1, 1)).filter(
     lambda v: 0.1 < np.linalg.norm(v))

@@ -1,4 +1,4 @@
-"""Expanding Polytope Algorithm: penetration depth of overlapping shapes (seed 000 §4, seed 001 §2.5).
+"""Expanding Polytope Algorithm: penetration depth of overlapping shapes (seed 000 §4, 001 §2.5).
 
 The penetration depth of A and B is the distance from the origin to the boundary of the
 configuration space obstacle C = A − B. EPA keeps a convex polytope P ⊂ C that contains the
@@ -842,6 +842,13 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
     if not -FOLD_OVERHANG <= lam <= 1.0 + FOLD_OVERHANG:
         return False, h, (nx, ny, nz), None, None, calls   # the ray passes beside the segment
     lam = min(max(lam, 0.0), 1.0)
+    # The segment's point must lie on the ray: the fold of a cone's side turns with the normal,
+    # so Newton across a fixed e can settle beside it.
+    px = w2[0] + lam * dx - h * nx
+    py = w2[1] + lam * dy - h * ny
+    pz = w2[2] + lam * dz - h * nz
+    if px * px + py * py + pz * pz > tol * tol:
+        return False, h, (nx, ny, nz), None, None, calls
     pa = tuple(y + lam * (x - y) for x, y in zip(a1, a2))
     pb = tuple(y + lam * (x - y) for x, y in zip(b1, b2))
     return True, h, (nx, ny, nz), pa, pb, calls

@@ -14,11 +14,11 @@ The steps:
    of the direction within the angle of zero are "free"), cylinders, discs and cones have flat
    caps and straight side lines, hulls their supporting face most aligned with the normal (from
    their triangles), rounded shapes the feature of their core pushed out by the margin, sums and
-   hulls of shapes combine their parts' features. Caps of round shapes, and shapes of any other kind, are sampled
-   with the Perturbed Sampling Manifold (seed 001 §2.6, Alg. 13): the support along n tilted
-   by a small angle and turned around n. Its known trouble (seed 001 §2.6) — curved surfaces
-   and large shapes spreading the samples, cylinders' and cones' sides — is kept out by using
-   it only for flat caps and by dropping samples that fall below the support plane.
+   hulls of shapes combine their parts' features. Caps of round shapes, and shapes of any other
+   kind, are sampled with the Perturbed Sampling Manifold (seed 001 §2.6, Alg. 13): the support
+   along n tilted by a small angle and turned around n. Its known trouble (seed 001 §2.6) —
+   curved surfaces and large shapes spreading the samples, cylinders' and cones' sides — is kept
+   out by using it only for flat caps and by dropping samples that fall below the support plane.
 3. **Clipping** on the contact plane: the two features projected on it are intersected (polygon
    with polygon by Sutherland–Hodgman, a segment against a polygon or segment, a vertex alone).
 4. **Depths**: at each corner, the height of A's feature minus B's along n (the feature's plane,

@@ -24,10 +24,14 @@ shapes touching; it is the minimal one when the centre ray exits C through the f
 penetration, and exact for spheres (the ray then passes through the very first support point).
 It can differ from EPA's minimal depth, e.g. for corner-to-corner contacts (seed 001 §2.4.1).
 
-Two additions to the thesis's heuristic: pass 1 stops at a coarse tolerance (its normal is only
-an estimate), and where C is smooth or folded around that normal, Newton's polish of EPA
+Additions to the thesis's heuristic: pass 1 stops at a coarse tolerance (its normal is only an
+estimate), and where C is smooth or folded around that normal, Newton's polish of EPA
 (``epa.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
-estimate, where pass 2 would creep up on the curvature linearly.
+estimate, where pass 2 would creep up on the curvature linearly. The portal search is
+ill-conditioned from an interior point very near the boundary (it can cycle, so it has its own
+cap, MAX_DISCOVERY); pass 2 then restarts further back on the same ray. When MPR still cannot
+decide, ``intersect`` asks GJK and ``penetration`` answers with status FAILED (and NaN), never a
+wrong "apart"; ``core.penetration(..., "mpr")`` then falls back on EPA.
 
 Portal tests are written with q_i = v_i − v0 and the ray direction r: the ray passes through
 portal v1 v2 v3 (outward, det[q1 q2 q3] > 0) exactly when r·(q2×q3), r·(q3×q1) and r·(q1×q2)
@@ -37,6 +41,7 @@ are all non-negative.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -46,6 +51,10 @@ from .simplex import closest_to_origin
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
 MAX_ITERATIONS = 64
+
+# Support calls the portal discovery (phases 1–2) may make: it takes 3 to 6; more means it is
+# cycling (an interior point very near the boundary makes the search ill-conditioned).
+MAX_DISCOVERY = 24
 
 # The intersection test stops at the boundary when the support plane is within this fraction of
 # the size of C beyond the portal (only reached when the origin is that close to the boundary).
@@ -149,7 +158,7 @@ def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit) -> _Pass:
         nx, ny, nz = -nx, -ny, -nz
     # --- phase 2: replace portal points until the ray passes through v1 v2 v3 -----------------
     while True:
-        if calls >= MAX_ITERATIONS:
+        if calls >= MAX_DISCOVERY:
             return _end(out, LIMIT, calls)
         a3 = sa(nx, ny, nz)
         b3 = sb(-nx, -ny, -nz)
@@ -320,11 +329,40 @@ def intersect(a, b) -> bool:
         return True                                  # the origin is the interior point itself
     res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), True,
                        INTERSECT_TOLERANCE, True)
-    return res.hit
+    if res.hit or res.outcome in (MISS, BOUNDARY):
+        return res.hit
+    # Undecided (the portal search cycled, or C is flat around the ray): ask GJK instead.
+    from . import gjk
+    return gjk.intersect(a, b)
 
 
 def penetration(a, b):
     """MPR's two-pass depth estimate (seed 001 §2.4.1) as a ``Contact``; None if apart.
+
+    The estimate can leave A − B through its far side (a deep contact whose centre ray points
+    the long way out): one more support call checks the opposite direction, and where pushing
+    A the other way is shorter, the boundary point along it is taken instead.
+    """
+    contact = _two_passes(a, b)
+    if contact is None or contact.status is Status.FAILED:
+        return contact
+    sa, sb = a.support_xyz, b.support_xyz
+    nx, ny, nz = (-float(c) for c in contact.normal)
+    pa, pb = sa(nx, ny, nz), sb(-nx, -ny, -nz)
+    back = nx * (pa[0] - pb[0]) + ny * (pa[1] - pb[1]) + nz * (pa[2] - pb[2])
+    calls = contact.support_calls + 1
+    if back < contact.depth:
+        ray = ray_pass(sa, sb, (nx, ny, nz))
+        calls += ray.calls
+        if ray.outcome == BOUNDARY and len(ray.portal) == 3:
+            other = _nearest_on_portal(ray.portal, ray.normal, calls, Status.CONVERGED)
+            if other.depth < contact.depth:
+                return other
+    return replace(contact, support_calls=calls)
+
+
+def _two_passes(a, b):
+    """The thesis's two passes (with the additions above) as a ``Contact``; None if apart.
 
     Pass 1 stops at a coarse tolerance: its normal is only an estimate. Where C is smooth or
     folded around it, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
@@ -344,7 +382,12 @@ def penetration(a, b):
                              False)
         calls += first.calls
         if not first.hit:
-            return None
+            if first.outcome in (MISS, BOUNDARY):
+                return None
+            # Undecided: no answer rather than a wrong "apart" (``penetration`` asks EPA).
+            nan = float("nan")
+            return _contact(nan, (nan, nan, nan), (nan, nan, nan), (nan, nan, nan), calls,
+                            Status.FAILED)
         normal = first.normal
         if first.outcome == BOUNDARY and first.support is not None and \
                 first.gap > EXACT_TOLERANCE * first.scale:
@@ -365,26 +408,53 @@ def penetration(a, b):
     else:
         second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False)
     calls += second.calls
+    if second.outcome != BOUNDARY and first is not None:
+        # The portal search is ill-conditioned from an interior point this close to the
+        # boundary (it can cycle): start again further back on the same line, which leaves C
+        # at the same point. Halfway back to the centre's foot, and no deeper than half pass 1's
+        # depth estimate, so that the start stays inside C.
+        back = 0.5 * min(-(v0[0] * normal[0] + v0[1] * normal[1] + v0[2] * normal[2]),
+                         _plane_offset(first))
+        if back > 0.0:
+            start = (-back * normal[0], -back * normal[1], -back * normal[2])
+            retry = _portal_pass(sa, sb, start, normal, False, DEPTH_TOLERANCE, False)
+            calls += retry.calls
+            if retry.outcome == BOUNDARY:
+                second = retry
     portal = second.portal
-    if not portal:
-        return None
-    status = Status.CONVERGED if second.outcome == BOUNDARY else \
-        Status.ITERATION_LIMIT if second.outcome == LIMIT else Status.DEGENERATE
+    if second.outcome != BOUNDARY or not portal:
+        # No boundary point along the estimate: say so (``penetration`` then falls back on EPA)
+        # with pass 1's portal as the best guess.
+        portal = first.portal if first is not None and first.portal else portal
+        if not portal:
+            return None
+        status = Status.FAILED
+    else:
+        status = Status.CONVERGED
     if len(portal) == 1:
         w, pa, pb = portal[0]
         n = second.normal
         depth = max(w[0] * n[0] + w[1] * n[1] + w[2] * n[2], 0.0)
         return _contact(depth, n, pa, pb, calls, status)
-    # The portal's point nearest the origin (its projection when that falls inside the portal).
+    return _nearest_on_portal(portal, second.normal, calls, status)
+
+
+def _nearest_on_portal(portal, normal, calls, status):
+    """Contact at the portal's point nearest the origin (its projection when that falls inside
+    the portal), with ``normal`` as the normal when that point is the origin itself."""
     p, lam = closest_to_origin([v[0] for v in portal])
     depth = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
-    if depth > 0.0:
-        n = (p[0] / depth, p[1] / depth, p[2] / depth)
-    else:
-        n = second.normal
+    n = (p[0] / depth, p[1] / depth, p[2] / depth) if depth > 0.0 else normal
     pa = _combine([v[1] for v in portal], lam)
     pb = _combine([v[2] for v in portal], lam)
     return _contact(depth, n, pa, pb, calls, status)
+
+
+def _plane_offset(run):
+    """Distance of the origin below the plane of a pass's last portal (along its normal)."""
+    n = run.normal
+    w = run.portal[0][0]
+    return n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
 
 
 def _combine(points, weights):

@@ -17,7 +17,9 @@ Methods:
   closest points, and only overlapping cores go to EPA. Same answers as ``"epa"``; it saves the
   separate intersection test when rounded shapes are usually in shallow contact.
 - ``"mpr"``: Minkowski Portal Refinement's two-pass depth heuristic (``mpr.penetration``); fast,
-  exact for spheres and face-centred contacts, an estimate otherwise.
+  exact for spheres and face-centred contacts, an estimate otherwise (always a boundary point of
+  A − B, so touching after the translation). Where MPR cannot decide, EPA answers (status
+  DEGENERATE).
 
 If EPA cannot finish (iteration cap, or rounding breaking the polytope) its answer from the best
 face it verified is compared with MPR's estimate: both are boundary points of A − B, and the one
@@ -43,7 +45,16 @@ def penetration(a, b, method: str = "epa"):
     _check_shape("a", a)
     _check_shape("b", b)
     if method == "mpr":
-        return mpr.penetration(a, b)
+        estimate = mpr.penetration(a, b)
+        if estimate is None or estimate.status is not Status.FAILED:
+            return estimate
+        # MPR found no boundary point along its estimate: EPA's answer, saying so.
+        exact = penetration(a, b, "epa")
+        if exact is None:
+            return None
+        return Contact(exact.depth, exact.normal, exact.point_a, exact.point_b,
+                       exact.iterations, exact.support_calls + estimate.support_calls,
+                       Status.DEGENERATE, "mpr")
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
             res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
