@@ -305,3 +305,15 @@ def test_nearly_touching_cones_converge_to_points_on_their_surfaces():
     # The gap between the support planes along n (a lower bound) meets |pb - pa| (an upper one).
     assert b.support(-n) @ n - a.support(n) @ n == pytest.approx(r.distance, abs=1e-9)
     assert r.status is Status.CONVERGED
+
+
+def test_subnormal_centre_difference_does_not_lose_the_search_direction():
+    # Centres 1e-175 apart: the raw difference squared underflows inside the ellipsoid supports,
+    # whose zero-direction fallback points, tipped by these rotations, would make that axis look
+    # separating. The axis must be rescaled first.
+    c, s = math.cos(0.7), math.sin(0.7)
+    rot = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    a = posed(Ellipsoid((1.0, 2.0, 0.5)), rot, (1e-175, 0.0, 0.0))
+    b = posed(Ellipsoid((0.5, 1.0, 2.0)), rot.T, (0.0, 0.0, 0.0))
+    assert intersect(a, b)
+    assert distance(a, b).intersecting

@@ -107,8 +107,13 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     loop ends at the first separating axis (status SEPARATED, ``v`` the axis).
     """
     vx, vy, vz = axis if axis is not None else (1.0, 0.0, 0.0)
-    if vx == 0.0 and vy == 0.0 and vz == 0.0:
-        vx = 1.0
+    # Scale the axis to a largest component of 1: a subnormal centre difference (1e-175)
+    # would otherwise underflow to a zero direction inside the support mappings.
+    big = max(abs(vx), abs(vy), abs(vz))
+    if big == 0.0 or not math.isfinite(big):
+        vx, vy, vz = 1.0, 0.0, 0.0
+    else:
+        vx, vy, vz = vx / big, vy / big, vz / big
     W, A, B, lam = [], [], [], []
     vv = math.inf          # |v|², the squared upper bound (unknown until the simplex has a point)
     lower = 0.0            # the best lower bound v·w/|v| seen so far
