@@ -1,4 +1,6 @@
-"""Helpers shared by the core tests: random rigid poses."""
+"""Helpers shared by the core tests: rotations and rigid poses."""
+
+import math
 
 import numpy as np
 
@@ -18,3 +20,12 @@ def rigid(rotation=None, translation=(0, 0, 0)):
         m[:3, :3] = rotation
     m[:3, 3] = translation
     return m
+
+
+def rotation(axis, angle):
+    """Rotation by ``angle`` about ``axis`` (Rodrigues' formula)."""
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
+    return np.eye(3) + s * k + (1 - c) * k @ k

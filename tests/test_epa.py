@@ -16,18 +16,12 @@ from convex_tools.core.penetration import penetration
 from convex_tools.core.results import Status
 from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Ellipsoid, Sphere,
                                       Transformed, posed, translated)
+
+from geometry_helpers import rotation
 from convex_tools.core.hull import Hull
 
 POLYTOPE = 1e-9      # depths and normals of polytope pairs (and of rounded ones, via margins)
 CURVED = 1e-6        # of curved pairs
-
-
-def rotation(axis, angle):
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
-    return np.eye(3) + s * k + (1 - c) * k @ k
 
 
 def box_vertices(half, rot=np.eye(3), pos=(0, 0, 0)):

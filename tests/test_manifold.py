@@ -13,13 +13,7 @@ from convex_tools.core.results import Manifold
 from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, MinkowskiSum, RoundBox,
                                       Sphere, posed, translated)
 
-
-def rotation(axis, angle):
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
-    return np.eye(3) + s * k + (1 - c) * k @ k
+from geometry_helpers import rotation
 
 
 GROUND = translated(Box((5, 5, 1)), (0, 0, -1))          # top face at z = 0

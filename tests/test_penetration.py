@@ -22,15 +22,9 @@ from convex_tools.core.results import Contact, Status
 from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Ellipsoid, MinkowskiSum,
                                       RoundBox, Sphere, posed, translated)
 
+from geometry_helpers import rotation
+
 TOUCH = 1e-7
-
-
-def rotation(axis, angle):
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    k = np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]])
-    return np.eye(3) + s * k + (1 - c) * k @ k
 
 
 def h(a, b, n):
