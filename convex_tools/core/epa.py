@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from . import mpr
 from .results import Status
-from .simplex import closest_to_origin
+from .simplex import closest_to_origin, combine
 
 # Support calls EPA may make (initial polytope and polish included). Polytope pairs converge in
 # under 30, curved ones in under 60 (seed 001 §4.1.3 reports up to 98 for GJK + EPA together);
@@ -479,8 +479,8 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     else:
         depth, lam = crossing
         depth = depth if depth > 0.0 else 0.0
-    pa = _combine([v[1] for v in portal], lam)
-    pb = _combine([v[2] for v in portal], lam)
+    pa = combine([v[1] for v in portal], lam)
+    pb = combine([v[2] for v in portal], lam)
     pa, pb = _split_residual(pa, pb, depth, n)
     return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, gap, max(lower, 0.0),
                      upper, poly.scale, finish is not EXACT)
@@ -511,8 +511,8 @@ def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None
 
 def _touching(poly, normal, weights) -> EPAResult:
     """Zero-depth contact: the common point of the simplex, and a normal C does not reach past."""
-    pa = _combine(poly.A[:len(weights)], weights)
-    pb = _combine(poly.B[:len(weights)], weights)
+    pa = combine(poly.A[:len(weights)], weights)
+    pb = combine(poly.B[:len(weights)], weights)
     p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
     return EPAResult(Status.TOUCHING, 0.0, normal, p, p, 0, poly.calls, 0.0, 0.0, 0.0, poly.scale)
 
@@ -541,13 +541,6 @@ def _projection_coordinates(p0, p1, p2, n, d):
     return (lam[0] / total, lam[1] / total, lam[2] / total)
 
 
-def _combine(points, weights):
-    x = y = z = 0.0
-    for p, l in zip(points, weights):
-        x += l * p[0]
-        y += l * p[1]
-        z += l * p[2]
-    return (x, y, z)
 
 
 def _split_residual(pa, pb, depth, n):

@@ -22,13 +22,14 @@ query on a slowly moving pair usually ends after a single support call.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from . import validation
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed
-from .simplex import closest_to_origin
+from .simplex import closest_to_origin, combine
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -86,16 +87,9 @@ class GJKRun:
 
     def closest_points(self) -> tuple:
         """Points on A and B as the barycentric combination of the simplex's support points."""
-        return _combine(self.points_a, self.weights), _combine(self.points_b, self.weights)
+        return combine(self.points_a, self.weights), combine(self.points_b, self.weights)
 
 
-def _combine(points, weights):
-    x = y = z = 0.0
-    for (px, py, pz), l in zip(points, weights):
-        x += l * px
-        y += l * py
-        z += l * pz
-    return (x, y, z)
 
 
 def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERATIONS,
@@ -180,9 +174,6 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     return GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
 
 
-def _check_shape(name, shape):
-    if not callable(getattr(shape, "support_xyz", None)):
-        raise ValueError(f"{name} must be a convex_tools shape, got {type(shape).__name__}")
 
 
 def _is_point(shape) -> bool:
@@ -205,8 +196,8 @@ def distance(a, b, cache: SeparationCache | None = None,
     ``cache`` (a ``SeparationCache``) warm-starts the search from the last ``v`` of this pair;
     ``rel_tolerance`` bounds the relative error of the distance on curved shapes.
     """
-    _check_shape("a", a)
-    _check_shape("b", b)
+    validation.shape("a", a)
+    validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     if _is_point(ca) and _is_point(cb):
@@ -249,8 +240,8 @@ def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -
     ``method="gjk"`` is separating-axis GJK with its early out, warm-started by ``cache``;
     ``method="mpr"`` is Minkowski Portal Refinement (``mpr.intersect``).
     """
-    _check_shape("a", a)
-    _check_shape("b", b)
+    validation.shape("a", a)
+    validation.shape("b", b)
     if method == "mpr":
         from . import mpr
         return mpr.intersect(a, b)

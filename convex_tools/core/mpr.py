@@ -46,7 +46,7 @@ from dataclasses import replace
 import numpy as np
 
 from .results import Contact, Status
-from .simplex import closest_to_origin
+from .simplex import closest_to_origin, combine
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
@@ -445,8 +445,8 @@ def _nearest_on_portal(portal, normal, calls, status):
     p, lam = closest_to_origin([v[0] for v in portal])
     depth = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
     n = (p[0] / depth, p[1] / depth, p[2] / depth) if depth > 0.0 else normal
-    pa = _combine([v[1] for v in portal], lam)
-    pb = _combine([v[2] for v in portal], lam)
+    pa = combine([v[1] for v in portal], lam)
+    pb = combine([v[2] for v in portal], lam)
     return _contact(depth, n, pa, pb, calls, status)
 
 
@@ -457,13 +457,6 @@ def _plane_offset(run):
     return n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
 
 
-def _combine(points, weights):
-    x = y = z = 0.0
-    for p, l in zip(points, weights):
-        x += l * p[0]
-        y += l * p[1]
-        z += l * p[2]
-    return (x, y, z)
 
 
 def _contact(depth, n, pa, pb, calls, status):

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from . import epa, gjk, mpr
+from . import epa, gjk, mpr, validation
 from .results import Contact, Status
 
 METHODS = ("epa", "mpr", "hybrid")
@@ -42,8 +42,8 @@ METHODS = ("epa", "mpr", "hybrid")
 
 def penetration(a, b, method: str = "epa"):
     """Penetration of ``a`` and ``b`` (one common frame) as a ``Contact``; None if apart."""
-    _check_shape("a", a)
-    _check_shape("b", b)
+    validation.shape("a", a)
+    validation.shape("b", b)
     if method == "mpr":
         estimate = mpr.penetration(a, b)
         if estimate is None or estimate.status is not Status.FAILED:
@@ -71,8 +71,8 @@ def penetration(a, b, method: str = "epa"):
 
 def signed_distance(a, b) -> float:
     """Distance between ``a`` and ``b`` when apart, minus the penetration depth when overlapping."""
-    _check_shape("a", a)
-    _check_shape("b", b)
+    validation.shape("a", a)
+    validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
@@ -222,6 +222,3 @@ def _axis(a, b):
     return (x / m, y / m, z / m)
 
 
-def _check_shape(name, shape):
-    if not callable(getattr(shape, "support_xyz", None)):
-        raise ValueError(f"{name} must be a convex_tools shape, got {type(shape).__name__}")

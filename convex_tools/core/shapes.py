@@ -406,8 +406,8 @@ class MinkowskiSum(Shape):
 
     def __init__(self, a: Shape, b: Shape) -> None:
         super().__init__()
-        _check_shape("a", a)
-        _check_shape("b", b)
+        validation.shape("a", a)
+        validation.shape("b", b)
         self._a, self._b = a, b
         self._sa, self._sb = a.support_xyz, b.support_xyz
         self._margin = a.margin + b.margin
@@ -454,8 +454,8 @@ class ConvexHullOf(Shape):
 
     def __init__(self, a: Shape, b: Shape) -> None:
         super().__init__()
-        _check_shape("a", a)
-        _check_shape("b", b)
+        validation.shape("a", a)
+        validation.shape("b", b)
         self._a, self._b = a, b
         self._sa, self._sb = a.support_xyz, b.support_xyz
         # hull((A ⊕ S) ∪ (B ⊕ S)) == hull(A ∪ B) ⊕ S, so an equal margin carries over.
@@ -513,7 +513,7 @@ class Transformed(Shape):
 
     def __init__(self, shape: Shape, matrix) -> None:
         super().__init__()
-        _check_shape("shape", shape)
+        validation.shape("shape", shape)
         m = validation.affine_matrix("matrix", matrix)
         if isinstance(shape, Transformed):
             m = m @ shape._matrix
@@ -604,9 +604,6 @@ class _Translated(Transformed):
         return (px + m[9], py + m[10], pz + m[11])
 
 
-def _check_shape(name: str, shape) -> None:
-    if not callable(getattr(shape, "support_xyz", None)):
-        raise ValueError(f"{name} must be a convex_tools shape, got {type(shape).__name__}")
 
 
 def translated(shape: Shape, offset) -> Transformed:

@@ -155,3 +155,13 @@ def _tetrahedron(p0, p1, p2, p3):
 
 
 _FACES = ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2))  # face i is opposite vertex i
+
+
+def combine(points, weights):
+    """The point ``sum(weights[i] * points[i])``: a simplex point from its barycentric weights."""
+    x = y = z = 0.0
+    for p, l in zip(points, weights):
+        x += l * p[0]
+        y += l * p[1]
+        z += l * p[2]
+    return (x, y, z)

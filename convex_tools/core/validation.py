@@ -8,6 +8,13 @@ import math
 import numpy as np
 
 
+def shape(name: str, value):
+    """A convex_tools shape: anything with a ``support_xyz`` mapping."""
+    if not callable(getattr(value, "support_xyz", None)):
+        raise ValueError(f"{name} must be a convex_tools shape, got {type(value).__name__}")
+    return value
+
+
 def finite_scalar(name: str, value) -> float:
     try:
         x = float(value)
