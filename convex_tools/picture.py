@@ -74,12 +74,6 @@ def scene_points(scene, keys=None) -> np.ndarray:
     return np.array(points, dtype=float)
 
 
-def scene_bounds(scene, keys=None):
-    """World bounds ``(lower, upper)`` of the visible geometry and the drawings."""
-    points = scene_points(scene, keys)
-    return points.min(axis=0), points.max(axis=0)
-
-
 # Framed points stay inside this fraction of the picture's half-width and half-height.
 FRAME_FILL = 0.9
 FIELD_OF_VIEW = math.radians(40.0)   # of the picture's longer side

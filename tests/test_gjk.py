@@ -266,11 +266,9 @@ def test_every_run_ends_with_a_named_status_within_the_cap():
 def test_cached_separating_axis_ends_repeated_queries_in_one_support_call():
     cache = SeparationCache()
     a = Box((1, 1, 1))
-    calls = []
     for step in range(100):  # B drifts and turns slowly, staying separated
         b = posed(Box((1, 1, 1)), rot_z(0.002 * step), (3.0 + 0.001 * step, 0.01 * step, 0))
         assert not intersect(a, b, cache=cache)
-        calls.append(cache.hits)
     assert cache.hits >= 99   # every query after the first ended on its first support call
 
 
