@@ -250,3 +250,14 @@ def test_curved_pairs_touch_after_translation_and_no_direction_is_shorter(
         assert c.depth <= h(a, b, m / np.linalg.norm(m)) + slack
     if others[0] is not None:
         assert others[0].depth >= c.depth - slack
+
+
+def test_exactly_touching_ellipsoids_with_a_subnormal_offset_keep_a_unit_normal():
+    # Found by hypothesis: EPA stops at its cap with the right normal, and MPR's fallback (depth
+    # 0, zero normal) must not replace it.
+    shape = Ellipsoid((0.5, 1.0, 0.75))
+    a = posed(shape, np.eye(3))
+    b = posed(shape, np.eye(3), (1.0, 0.0, 1.401298464324817e-45))
+    c = penetration(a, b)
+    assert c.depth == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(c.normal, [1.0, 0.0, 0.0], atol=1e-9)

@@ -145,7 +145,9 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             on_full = True
     if status not in (Status.CONVERGED, Status.TOUCHING) and shapes is not None:
         fallback = _fallback(sa, sb, out, shapes, margins)
-        if fallback is not None:
+        # A fallback with no direction (MPR's zero normal for exactly touching shapes) must not
+        # replace EPA's answer, whose normal is valid even when it could not certify the depth.
+        if fallback is not None and abs(sum(c * c for c in fallback[1]) - 1.0) <= 1e-9:
             depth, n, pa, pb, extra = fallback
             calls += extra
             status = Status.DEGENERATE
