@@ -114,6 +114,35 @@ def test_transformed_support_matches_the_mapped_support_under_shear_and_scale(rn
         assert box.support(d) @ d == pytest.approx(np.max(world @ d), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("linear", ["rotation", "shear", "identity"])
+def test_inlined_transformed_supports_equal_the_composed_mapping(rng, linear):
+    # Transformed inlines the primitives' mappings for speed: each must give what composing
+    # B s(Bᵀ v) + c gives, including the zero direction and directions along the local axes.
+    m = rigid(random_rotation(rng), (3, -2, 1))
+    if linear == "shear":
+        m[:3, :3] = m[:3, :3] @ np.array([[2.0, 0.5, 0], [0, 0.3, 0.2], [0, 0, 1.5]])
+    elif linear == "identity":
+        m[:3, :3] = np.eye(3)
+    b, c = m[:3, :3], m[:3, 3]
+    local_axes = np.vstack([b @ axis for axis in np.eye(3)]) if linear != "identity" else \
+        np.eye(3)
+    dirs = np.vstack([directions(rng, 50), [[0.0, 0.0, 0.0]], local_axes, -local_axes])
+    inverse = np.linalg.inv(b)
+    for shape, _, inside in cases(rng):
+        posed_shape = Transformed(shape, m)
+        for d in dirs:
+            expected = b @ shape.support(b.T @ d) + c
+            got = np.array(posed_shape.support_xyz(*map(float, d)))
+            # Along a local axis the support is a tie (a box face): any point of it will do, so
+            # compare how far the point reaches and that it is a point of the shape.
+            assert got @ d == pytest.approx(expected @ d, rel=1e-12, abs=1e-12)
+            local = inverse @ (got - c)
+            local[np.abs(local) < 1e-12] = 0.0     # flat shapes test z == 0 exactly
+            assert inside(local)
+            if np.all(np.abs(b.T @ d) > 1e-6):
+                np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
 def test_aabb_of_a_rotated_scaled_box_is_the_bound_of_its_corners(rng):
     m = rigid(random_rotation(rng), (1, 2, 3))
     m[:3, :3] = m[:3, :3] @ np.diag([1.0, 3.0, 0.2])

@@ -70,6 +70,7 @@ class Hull(Shape):
     __slots__ = ("_data", "_vertices", "_faces", "_vl", "_adj", "_warm", "_scan", "_cap",
                  "_seeds", "_center", "_frozen")
     kind = "hull"
+    polytope = True
 
     def __init__(self, points, search: str = "auto") -> None:
         super().__init__()

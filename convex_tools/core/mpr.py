@@ -41,7 +41,7 @@ are all non-negative.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,6 +80,16 @@ TOUCHING_TOLERANCE = 1e-12
 # the direction to that point is below this (about 1e-11 rad): that point is the exit point.
 RAY_THROUGH_VERTEX_SIN2 = 1e-22
 
+# A secant step (``_refine``) must bring the support point at least this much nearer the ray
+# (as a fraction of the best distance so far), or the secant steps end for the pass.
+SECANT_PROGRESS = 0.5
+
+# After a secant step that fails that, refinement runs SECANT_PAUSE calls (bringing the portal
+# nearer the exit, where the fit is better) before the secant steps restart from the portal's
+# vertices; at most SECANT_RESTARTS times per pass (a ruled part of C never lets them succeed).
+SECANT_PAUSE = 3
+SECANT_RESTARTS = 2
+
 # Degenerate cross products (flat portals) are those with |a×b|² <= this · |a|²|b|².
 DEGENERATE_SIN2 = 1e-24
 
@@ -93,7 +103,8 @@ DEGENERATE = "degenerate"  # C is flat around the ray: no portal
 class _Pass:
     """One portal pass: the vertices (w, point on A, point on B), its outcome and normal."""
 
-    __slots__ = ("outcome", "portal", "normal", "calls", "hit", "scale", "gap", "support")
+    __slots__ = ("outcome", "portal", "normal", "calls", "hit", "scale", "gap", "support",
+                 "directions")
 
     def __init__(self):
         self.outcome = LIMIT
@@ -104,15 +115,19 @@ class _Pass:
         self.scale = 0.0
         self.gap = math.inf       # how far the last support plane lay beyond the portal
         self.support = None       # (w, a, b): the last support point, along ``normal``
+        self.directions = None    # the support direction of each portal vertex
 
 
-def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit) -> _Pass:
+def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit, secant=False) -> _Pass:
     """Discover a portal on the ray v0 + t r, then refine it (seed 001 Alg. 6–8).
 
     With ``clip`` the target is the origin: a support plane that excludes it ends the pass (MISS)
     and the origin inside the tetrahedron sets ``hit`` (and ends it if ``stop_at_hit``).
     Without ``clip`` the pass runs until the portal reaches the boundary within ``tolerance``
     (relative to the size of C).
+
+    Hot path: portal vertices live in plain local floats (w = a − b) beside their support
+    points a and b, and the ``_Pass`` record is filled in only on the way out.
     """
     out = _Pass()
     ox, oy, oz = v0
@@ -120,142 +135,252 @@ def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit) -> _Pass:
     if not length > 0.0:
         return _end(out, DEGENERATE, 0)
     rx, ry, rz = r[0] / length, r[1] / length, r[2] / length
-    calls = 0
     # --- phase 1: the first portal point along the ray, and a second across it ---------------
     a1 = sa(rx, ry, rz)
     b1 = sb(-rx, -ry, -rz)
-    calls += 1
-    w1 = (a1[0] - b1[0], a1[1] - b1[1], a1[2] - b1[2])
-    q1x, q1y, q1z = w1[0] - ox, w1[1] - oy, w1[2] - oz
+    w1x, w1y, w1z = a1[0] - b1[0], a1[1] - b1[1], a1[2] - b1[2]
+    q1x, q1y, q1z = w1x - ox, w1y - oy, w1z - oz
     q1q1 = q1x * q1x + q1y * q1y + q1z * q1z
     scale = math.sqrt(max(q1q1, ox * ox + oy * oy + oz * oz))
     out.scale = scale
     touch = TOUCHING_TOLERANCE * scale
-    if clip and w1[0] * rx + w1[1] * ry + w1[2] * rz < -touch:
-        return _end(out, MISS, calls)
+    if clip and w1x * rx + w1y * ry + w1z * rz < -touch:
+        return _end(out, MISS, 1)
     nx, ny, nz = q1y * rz - q1z * ry, q1z * rx - q1x * rz, q1x * ry - q1y * rx   # q1 × r
     nn = nx * nx + ny * ny + nz * nz
     if nn <= RAY_THROUGH_VERTEX_SIN2 * q1q1:
         # The ray passes through w1, a support point along r: the exit point, with normal r.
-        out.portal = [(w1, a1, b1)]
+        out.portal = [((w1x, w1y, w1z), a1, b1)]
         out.normal = (rx, ry, rz)
+        out.directions = (out.normal,)
         out.hit = True
-        return _end(out, BOUNDARY, calls)
+        return _end(out, BOUNDARY, 1)
     a2 = sa(nx, ny, nz)
     b2 = sb(-nx, -ny, -nz)
-    calls += 1
-    w2 = (a2[0] - b2[0], a2[1] - b2[1], a2[2] - b2[2])
-    if clip and w2[0] * nx + w2[1] * ny + w2[2] * nz < -touch * math.sqrt(nn):
-        return _end(out, MISS, calls)
-    q2x, q2y, q2z = w2[0] - ox, w2[1] - oy, w2[2] - oz
+    d2 = (nx, ny, nz)
+    w2x, w2y, w2z = a2[0] - b2[0], a2[1] - b2[1], a2[2] - b2[2]
+    if clip and w2x * nx + w2y * ny + w2z * nz < -touch * math.sqrt(nn):
+        return _end(out, MISS, 2)
+    q2x, q2y, q2z = w2x - ox, w2y - oy, w2z - oz
     nx, ny, nz = q1y * q2z - q1z * q2y, q1z * q2x - q1x * q2z, q1x * q2y - q1y * q2x  # q1 × q2
     nn = nx * nx + ny * ny + nz * nz
     if nn <= DEGENERATE_SIN2 * q1q1 * (q2x * q2x + q2y * q2y + q2z * q2z):
-        return _end(out, DEGENERATE, calls)
-    v1, v2 = (w1, a1, b1), (w2, a2, b2)
+        return _end(out, DEGENERATE, 2)
+    d1 = (rx, ry, rz)
     if nx * rx + ny * ry + nz * rz < 0.0:
-        v1, v2 = v2, v1
+        q1x, q1y, q1z, a1, b1, d1, q2x, q2y, q2z, a2, b2, d2 = \
+            q2x, q2y, q2z, a2, b2, d2, q1x, q1y, q1z, a1, b1, d1
         nx, ny, nz = -nx, -ny, -nz
     # --- phase 2: replace portal points until the ray passes through v1 v2 v3 -----------------
+    calls = 2
     while True:
         if calls >= MAX_DISCOVERY:
             return _end(out, LIMIT, calls)
         a3 = sa(nx, ny, nz)
         b3 = sb(-nx, -ny, -nz)
         calls += 1
-        w3 = (a3[0] - b3[0], a3[1] - b3[1], a3[2] - b3[2])
-        if clip and w3[0] * nx + w3[1] * ny + w3[2] * nz < \
+        q3x, q3y, q3z = a3[0] - b3[0], a3[1] - b3[1], a3[2] - b3[2]
+        if clip and q3x * nx + q3y * ny + q3z * nz < \
                 -touch * math.sqrt(nx * nx + ny * ny + nz * nz):
             return _end(out, MISS, calls)
-        w1, w2 = v1[0], v2[0]
-        q1x, q1y, q1z = w1[0] - ox, w1[1] - oy, w1[2] - oz
-        q2x, q2y, q2z = w2[0] - ox, w2[1] - oy, w2[2] - oz
-        q3x, q3y, q3z = w3[0] - ox, w3[1] - oy, w3[2] - oz
+        q3x, q3y, q3z = q3x - ox, q3y - oy, q3z - oz
         # r·(q1 × q3) > 0: the ray leaves through the side v0 v1 v3, so v3 replaces v2.
         cx, cy, cz = q1y * q3z - q1z * q3y, q1z * q3x - q1x * q3z, q1x * q3y - q1y * q3x
         if cx * rx + cy * ry + cz * rz > 0.0:
-            v2 = (w3, a3, b3)
+            q2x, q2y, q2z, a2, b2, d2 = q3x, q3y, q3z, a3, b3, (nx, ny, nz)
             nx, ny, nz = cx, cy, cz
             continue
         # r·(q3 × q2) > 0: it leaves through the side v0 v3 v2, so v3 replaces v1.
         cx, cy, cz = q3y * q2z - q3z * q2y, q3z * q2x - q3x * q2z, q3x * q2y - q3y * q2x
         if cx * rx + cy * ry + cz * rz > 0.0:
-            v1 = (w3, a3, b3)
+            q1x, q1y, q1z, a1, b1, d1 = q3x, q3y, q3z, a3, b3, (nx, ny, nz)
             nx, ny, nz = cx, cy, cz
             continue
-        v3 = (w3, a3, b3)
         break
-    out.scale = scale
+    d3 = (nx, ny, nz)
     out.calls = calls
-    return refine(sa, sb, v0, r, [v1, v2, v3], clip, tolerance, stop_at_hit, out)
+    return _refine(sa, sb, v0, (rx, ry, rz), (q1x, q1y, q1z, a1, b1, d1),
+                   (q2x, q2y, q2z, a2, b2, d2), (q3x, q3y, q3z, a3, b3, d3), clip, tolerance,
+                   stop_at_hit, out, secant)
 
 
 def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at_hit=False,
-           out=None) -> _Pass:
-    """Phase 3 from a given portal (outward, the ray v0 + t r passing through it).
+           out=None, directions=None, secant=False) -> _Pass:
+    """Phase 3 from a given portal [(w, a, b)] × 3 (outward, the ray v0 + t r passing through
+    it). EPA uses it to push its best face to the boundary along the face normal.
 
-    EPA uses it to push its best face to the boundary along the face normal.
+    ``directions``: the support direction of each portal vertex (``_Pass.directions``), which
+    ``secant`` steps need.
     """
     if out is None:
         out = _Pass()
         out.scale = max(math.sqrt(_norm2(v[0])) for v in portal)
-    v1, v2, v3 = portal
+    ox, oy, oz = v0
+    directions = directions or (None, None, None)
+    vertices = [(w[0] - ox, w[1] - oy, w[2] - oz, a, b, d)
+                for (w, a, b), d in zip(portal, directions)]
+    return _refine(sa, sb, v0, r, *vertices, clip, tolerance, stop_at_hit, out,
+                   secant and None not in directions)
+
+
+def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant) -> _Pass:
+    """Phase 3 (seed 001 Alg. 8) on portal vertices (q = w − v0, a, b, support direction).
+
+    ``secant`` (no ``clip``): where C is smooth, step toward the exit point by a secant method
+    instead of along the portal normal. Each vertex w_i is the support point along d_i, so the
+    support mapping near the exit is fitted by the affine map that takes d_i to w_i; the
+    barycentric coordinates λ of the ray's crossing of the portal give the direction
+    Σ λ_i d_i whose support point that fit puts on the ray. Each such step converges
+    superlinearly where portal refinement creeps up on a curved C linearly (the gap shrinks by
+    only about half a call). The pass ends (BOUNDARY, with that one point as the portal) when a
+    support point lies on the ray within the tolerance: that point of the boundary is the exit
+    point. A secant support point beyond the portal's plane is also a valid refinement step and
+    replaces a vertex as usual. The secant steps stop for good once one fails to bring the
+    support point nearer the ray by SECANT_PROGRESS or falls short of the portal's plane (a
+    ruled or flat part of C, where no support point lies on the ray): plain refinement
+    finishes the pass.
+    """
+    q1x, q1y, q1z, a1, b1, d1 = v1
+    q2x, q2y, q2z, a2, b2, d2 = v2
+    q3x, q3y, q3z, a3, b3, d3 = v3
     ox, oy, oz = v0
     rx, ry, rz = r
     calls = out.calls
     scale = out.scale
     touch = TOUCHING_TOLERANCE * scale
-    # --- phase 3: push the portal toward the boundary --------------------------------------
     tol = tolerance * scale
+    tol2 = tol * tol
     strict = INTERSECT_TOLERANCE * scale
+    hit = False
+    outcome = None
+    normal = out.normal
+    support = None
+    best_off2 = math.inf          # the least squared distance of a secant support from the ray
+    # The secant steps start after one plain step (which ends the pass at once on a face).
+    resume = calls + 1 if secant else MAX_ITERATIONS
+    secant = False
+    restarts = SECANT_RESTARTS
+    on_ray = False
     while True:
-        w1, w2, w3 = v1[0], v2[0], v3[0]
-        ux, uy, uz = w2[0] - w1[0], w2[1] - w1[1], w2[2] - w1[2]
-        vx, vy, vz = w3[0] - w1[0], w3[1] - w1[1], w3[2] - w1[2]
+        ux, uy, uz = q2x - q1x, q2y - q1y, q2z - q1z
+        vx, vy, vz = q3x - q1x, q3y - q1y, q3z - q1z
         nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
         nn = nx * nx + ny * ny + nz * nz
         if nn == 0.0:
-            out.portal = [v1, v2, v3]
-            return _end(out, DEGENERATE, calls)
+            outcome = DEGENERATE
+            break
         s = 1.0 / math.sqrt(nn)
         nx, ny, nz = nx * s, ny * s, nz * s
-        out.portal = [v1, v2, v3]
-        out.normal = (nx, ny, nz)
-        plane = nx * w1[0] + ny * w1[1] + nz * w1[2]
+        normal = (nx, ny, nz)
+        # The origin's height below the portal plane (q are relative to v0).
+        plane = nx * (q1x + ox) + ny * (q1y + oy) + nz * (q1z + oz)
         if clip and plane >= -touch:
-            out.hit = True                         # the origin is inside v0 + portal
+            hit = True                             # the origin is inside v0 + portal
             if stop_at_hit:
-                return _end(out, HIT, calls)
+                outcome = HIT
+                break
         if calls >= MAX_ITERATIONS:
-            return _end(out, LIMIT, calls)
-        a4 = sa(nx, ny, nz)
-        b4 = sb(-nx, -ny, -nz)
-        calls += 1
-        w4 = (a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2])
-        reach = nx * w4[0] + ny * w4[1] + nz * w4[2]
-        out.gap = reach - plane
-        out.support = (w4, a4, b4)
-        if clip and not out.hit and reach < -touch:
-            return _end(out, MISS, calls)          # the support plane excludes the origin
-        # Until the origin is known to be inside, the boundary test is the strict one: a
-        # coarse tolerance must not decide a shallow contact.
-        if reach - plane <= (tol if out.hit or not clip else strict):
-            return _end(out, BOUNDARY, calls)      # the portal is on the boundary of C
-        # Keep the one of triangles (4 2 3), (1 4 3), (1 2 4) the ray passes through, using the
-        # signs s_i = r·(q4 × q_i) of the planes through v0, v4 and each portal vertex.
-        q4x, q4y, q4z = w4[0] - ox, w4[1] - oy, w4[2] - oz
-        cx, cy, cz = q4y * rz - q4z * ry, q4z * rx - q4x * rz, q4x * ry - q4y * rx   # q4 × r
-        # s_i = r·(q4 × q_i) = q_i·(r × q4) = −q_i·(q4 × r)
-        if (w1[0] - ox) * cx + (w1[1] - oy) * cy + (w1[2] - oz) * cz < 0.0:       # s1 > 0
-            if (w2[0] - ox) * cx + (w2[1] - oy) * cy + (w2[2] - oz) * cz < 0.0:   # s2 > 0
-                v1 = (w4, a4, b4)
-            else:
-                v3 = (w4, a4, b4)
+            outcome = LIMIT
+            break
+        if calls >= resume:
+            # (Re)start the secant steps from the portal's vertices.
+            secant = True
+            resume = MAX_ITERATIONS
+            best_off2 = math.inf
+            window = ((q1x, q1y, q1z, _unit(d1)), (q2x, q2y, q2z, _unit(d2)),
+                      (q3x, q3y, q3z, _unit(d3)))
+        if secant:
+            # The ray's crossing of the plane of the last three support points, in their
+            # barycentric coordinates λ_i ∝ r·(q_j × q_k) (any sign: it may lie outside them).
+            (p1x, p1y, p1z, e1), (p2x, p2y, p2z, e2), (p3x, p3y, p3z, e3) = window
+            l1 = rx * (p2y * p3z - p2z * p3y) + ry * (p2z * p3x - p2x * p3z) \
+                + rz * (p2x * p3y - p2y * p3x)
+            l2 = rx * (p3y * p1z - p3z * p1y) + ry * (p3z * p1x - p3x * p1z) \
+                + rz * (p3x * p1y - p3y * p1x)
+            l3 = rx * (p1y * p2z - p1z * p2y) + ry * (p1z * p2x - p1x * p2z) \
+                + rz * (p1x * p2y - p1y * p2x)
+            total = l1 + l2 + l3
+            if total == 0.0:
+                secant = False
+                continue
+            l1, l2, l3 = l1 / total, l2 / total, l3 / total
+            mx = l1 * e1[0] + l2 * e2[0] + l3 * e3[0]
+            my = l1 * e1[1] + l2 * e2[1] + l3 * e3[1]
+            mz = l1 * e1[2] + l2 * e2[2] + l3 * e3[2]
+            mm = mx * mx + my * my + mz * mz
+            if not mm > 0.0:
+                secant = False
+                continue
+            mm = 1.0 / math.sqrt(mm)
+            mx, my, mz = mx * mm, my * mm, mz * mm
+            a4 = sa(mx, my, mz)
+            b4 = sb(-mx, -my, -mz)
+            calls += 1
+            w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
+            q4x, q4y, q4z = w4x - ox, w4y - oy, w4z - oz
+            along = q4x * rx + q4y * ry + q4z * rz
+            px, py, pz = q4x - along * rx, q4y - along * ry, q4z - along * rz
+            off2 = px * px + py * py + pz * pz
+            if off2 <= tol2:
+                on_ray = True
+                outcome = BOUNDARY
+                break
+            if off2 > SECANT_PROGRESS * SECANT_PROGRESS * best_off2:
+                secant = False                     # no faster than refinement here: pause
+                if restarts > 0:
+                    restarts -= 1
+                    resume = calls + SECANT_PAUSE
+            best_off2 = off2
+            d4 = (mx, my, mz)
+            window = (window[1], window[2], (q4x, q4y, q4z, d4))
+            if nx * (q4x - q1x) + ny * (q4y - q1y) + nz * (q4z - q1z) <= 0.0:
+                continue                           # not beyond the portal: no MPR step
         else:
-            if (w3[0] - ox) * cx + (w3[1] - oy) * cy + (w3[2] - oz) * cz < 0.0:   # s3 > 0
-                v2 = (w4, a4, b4)
+            a4 = sa(nx, ny, nz)
+            b4 = sb(-nx, -ny, -nz)
+            calls += 1
+            w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
+            reach = nx * w4x + ny * w4y + nz * w4z
+            gap = reach - plane
+            support = (w4x, w4y, w4z)
+            if clip and not hit and reach < -touch:
+                outcome = MISS                     # the support plane excludes the origin
+                break
+            # Until the origin is known to be inside, the boundary test is the strict one: a
+            # coarse tolerance must not decide a shallow contact.
+            if gap <= (tol if hit or not clip else strict):
+                outcome = BOUNDARY                 # the portal is on the boundary of C
+                break
+            q4x, q4y, q4z = w4x - ox, w4y - oy, w4z - oz
+            d4 = normal
+        # Keep the one of triangles (4 2 3), (1 4 3), (1 2 4) the ray passes through, using the
+        # signs s_i = r·(q4 × q_i) = −q_i·(q4 × r) of the planes through v0, v4 and each vertex.
+        cx, cy, cz = q4y * rz - q4z * ry, q4z * rx - q4x * rz, q4x * ry - q4y * rx   # q4 × r
+        if q1x * cx + q1y * cy + q1z * cz < 0.0:                                   # s1 > 0
+            if q2x * cx + q2y * cy + q2z * cz < 0.0:                               # s2 > 0
+                q1x, q1y, q1z, a1, b1, d1 = q4x, q4y, q4z, a4, b4, d4
             else:
-                v1 = (w4, a4, b4)
+                q3x, q3y, q3z, a3, b3, d3 = q4x, q4y, q4z, a4, b4, d4
+        elif q3x * cx + q3y * cy + q3z * cz < 0.0:                                 # s3 > 0
+            q2x, q2y, q2z, a2, b2, d2 = q4x, q4y, q4z, a4, b4, d4
+        else:
+            q1x, q1y, q1z, a1, b1, d1 = q4x, q4y, q4z, a4, b4, d4
+    if on_ray:
+        out.portal = [((w4x, w4y, w4z), a4, b4)]
+        out.directions = ((mx, my, mz),)
+        ww = w4x * w4x + w4y * w4y + w4z * w4z
+        out.normal = (w4x / math.sqrt(ww), w4y / math.sqrt(ww), w4z / math.sqrt(ww)) \
+            if ww > 0.0 else (rx, ry, rz)
+        return _end(out, outcome, calls)
+    out.portal = [((a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b)
+                  for a, b in ((a1, b1), (a2, b2), (a3, b3))]
+    out.directions = (d1, d2, d3)
+    out.hit = hit
+    out.normal = normal
+    if support is not None:
+        out.gap = gap
+        out.support = (support, a4, b4)
+    return _end(out, outcome, calls)
 
 
 def crosses(portal, r):
@@ -301,6 +426,11 @@ def ray_crossing(portal, r):
     return t, (lam[0] / total, lam[1] / total, lam[2] / total)
 
 
+def _unit(v):
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
 def _norm2(v):
     return v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
 
@@ -336,33 +466,79 @@ def intersect(a, b) -> bool:
     return gjk.intersect(a, b)
 
 
+class Estimate(NamedTuple):
+    """MPR's answer before it becomes a ``Contact``: depth, unit normal (from A toward B), the
+    points on A and B (tuples), support calls, status, and ``surface``: the outward normal of
+    C = A − B at the answer's boundary point (where margins are added along)."""
+
+    depth: float
+    normal: tuple
+    point_a: tuple
+    point_b: tuple
+    calls: int
+    status: Status
+    surface: tuple
+
+
 def penetration(a, b):
-    """MPR's two-pass depth estimate (seed 001 §2.4.1) as a ``Contact``; None if apart.
+    """MPR's two-pass depth estimate (seed 001 §2.4.1) as a ``Contact``; None if apart."""
+    est = estimate(a, b)
+    if est is None:
+        return None
+    return contact(est)
+
+
+def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Contact:
+    """The ``Contact`` of an estimate, on the shapes ``core ⊕ sphere(margin)`` when the estimate
+    was made on the cores: each margin is added along C's normal at the answer's point, which
+    keeps that point on the boundary of C."""
+    depth, (nx, ny, nz), pa, pb = est.depth, est.normal, est.point_a, est.point_b
+    margins = margin_a + margin_b
+    if margins > 0.0:
+        sx, sy, sz = est.surface
+        px, py, pz = depth * nx + margins * sx, depth * ny + margins * sy, \
+            depth * nz + margins * sz
+        depth = math.sqrt(px * px + py * py + pz * pz)
+        nx, ny, nz = px / depth, py / depth, pz / depth
+        pa = (pa[0] + margin_a * sx, pa[1] + margin_a * sy, pa[2] + margin_a * sz)
+        pb = (pb[0] - margin_b * sx, pb[1] - margin_b * sy, pb[2] - margin_b * sz)
+    # Split the rounding residual so that point_a − point_b == depth · normal exactly.
+    rx = 0.5 * (pa[0] - pb[0] - depth * nx)
+    ry = 0.5 * (pa[1] - pb[1] - depth * ny)
+    rz = 0.5 * (pa[2] - pb[2] - depth * nz)
+    return Contact(float(depth), np.array((nx, ny, nz)),
+                   np.array((pa[0] - rx, pa[1] - ry, pa[2] - rz)),
+                   np.array((pb[0] + rx, pb[1] + ry, pb[2] + rz)), 0, est.calls, est.status,
+                   "mpr")
+
+
+def estimate(a, b):
+    """MPR's two-pass depth estimate as an ``Estimate``; None if apart.
 
     The estimate can leave A − B through its far side (a deep contact whose centre ray points
     the long way out): one more support call checks the opposite direction, and where pushing
     A the other way is shorter, the boundary point along it is taken instead.
     """
-    contact = _two_passes(a, b)
-    if contact is None or contact.status is Status.FAILED:
-        return contact
+    est = _two_passes(a, b)
+    if est is None or est.status is Status.FAILED:
+        return est
     sa, sb = a.support_xyz, b.support_xyz
-    nx, ny, nz = (-float(c) for c in contact.normal)
+    nx, ny, nz = -est.normal[0], -est.normal[1], -est.normal[2]
     pa, pb = sa(nx, ny, nz), sb(-nx, -ny, -nz)
     back = nx * (pa[0] - pb[0]) + ny * (pa[1] - pb[1]) + nz * (pa[2] - pb[2])
-    calls = contact.support_calls + 1
-    if back < contact.depth:
+    calls = est.calls + 1
+    if back < est.depth:
         ray = ray_pass(sa, sb, (nx, ny, nz))
         calls += ray.calls
         if ray.outcome == BOUNDARY and len(ray.portal) == 3:
             other = _nearest_on_portal(ray.portal, ray.normal, calls, Status.CONVERGED)
-            if other.depth < contact.depth:
+            if other.depth < est.depth:
                 return other
-    return replace(contact, support_calls=calls)
+    return est._replace(calls=calls)
 
 
 def _two_passes(a, b):
-    """The thesis's two passes (with the additions above) as a ``Contact``; None if apart.
+    """The thesis's two passes (with the additions above) as an ``Estimate``; None if apart.
 
     Pass 1 stops at a coarse tolerance: its normal is only an estimate. Where C is smooth or
     folded around it, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
@@ -374,6 +550,12 @@ def _two_passes(a, b):
     v0 = _centre_ray(a, b)
     calls = 0
     first = None
+    # Two polytopes: C is a polytope, with nothing to polish and no curvature for the secant
+    # steps; pass 2 ends exactly on a face.
+    curved = not (getattr(a, "polytope", False) and getattr(b, "polytope", False))
+    # Two smooth shapes: C is smooth, and Newton's polish replaces pass 2 (elsewhere, where C
+    # has flat or ruled parts, the polish would mostly end on a fold it cannot cross).
+    smooth = getattr(a, "smooth", False) and getattr(b, "smooth", False)
     if not math.hypot(*v0) > 0.0:
         normal = (0.0, 0.0, 1.0)                      # centred: any ray leaves C somewhere
     else:
@@ -385,11 +567,10 @@ def _two_passes(a, b):
             if first.outcome in (MISS, BOUNDARY):
                 return None
             # Undecided: no answer rather than a wrong "apart" (``penetration`` asks EPA).
-            nan = float("nan")
-            return _contact(nan, (nan, nan, nan), (nan, nan, nan), (nan, nan, nan), calls,
-                            Status.FAILED)
+            nan = (math.nan, math.nan, math.nan)
+            return Estimate(math.nan, nan, nan, nan, calls, Status.FAILED, nan)
         normal = first.normal
-        if first.outcome == BOUNDARY and first.support is not None and \
+        if smooth and first.outcome == BOUNDARY and first.support is not None and \
                 first.gap > EXACT_TOLERANCE * first.scale:
             w, pa, pb = first.support
             shape = epa.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
@@ -398,15 +579,16 @@ def _two_passes(a, b):
                 ok, depth, n, pa, pb, extra = epa.polish(sa, sb, normal, first.scale, shape)
                 calls += extra
                 if ok:
-                    return _contact(depth, n, pa, pb, calls, Status.CONVERGED)
+                    return Estimate(depth, n, pa, pb, calls, Status.CONVERGED, n)
     # Pass 2: from the origin along the estimate, to the boundary. Pass 1's last portal lies on
     # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal
     # (saving the portal discovery), else pass 2 discovers its own.
     origin = (0.0, 0.0, 0.0)
     if first is not None and len(first.portal) == 3 and crosses(first.portal, normal):
-        second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE)
+        second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
+                        directions=first.directions, secant=curved)
     else:
-        second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False)
+        second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False, curved)
     calls += second.calls
     if second.outcome != BOUNDARY and first is not None:
         # The portal search is ill-conditioned from an interior point this close to the
@@ -417,37 +599,40 @@ def _two_passes(a, b):
                          _plane_offset(first))
         if back > 0.0:
             start = (-back * normal[0], -back * normal[1], -back * normal[2])
-            retry = _portal_pass(sa, sb, start, normal, False, DEPTH_TOLERANCE, False)
+            retry = _portal_pass(sa, sb, start, normal, False, DEPTH_TOLERANCE, False, curved)
             calls += retry.calls
             if retry.outcome == BOUNDARY:
                 second = retry
-    portal = second.portal
-    if second.outcome != BOUNDARY or not portal:
+    answer = second
+    status = Status.CONVERGED
+    if second.outcome != BOUNDARY or not second.portal:
         # No boundary point along the estimate: say so (``penetration`` then falls back on EPA)
         # with pass 1's portal as the best guess.
-        portal = first.portal if first is not None and first.portal else portal
-        if not portal:
+        if first is not None and first.portal:
+            answer = first
+        if not answer.portal:
             return None
         status = Status.FAILED
-    else:
-        status = Status.CONVERGED
-    if len(portal) == 1:
-        w, pa, pb = portal[0]
-        n = second.normal
+    if len(answer.portal) == 1:
+        # The exit point itself (a support point on the ray): C's normal there is the
+        # direction it is the support point for.
+        w, pa, pb = answer.portal[0]
+        n = answer.normal
         depth = max(w[0] * n[0] + w[1] * n[1] + w[2] * n[2], 0.0)
-        return _contact(depth, n, pa, pb, calls, status)
-    return _nearest_on_portal(portal, second.normal, calls, status)
+        return Estimate(depth, n, pa, pb, calls, status, answer.directions[0])
+    return _nearest_on_portal(answer.portal, answer.normal, calls, status)
 
 
 def _nearest_on_portal(portal, normal, calls, status):
-    """Contact at the portal's point nearest the origin (its projection when that falls inside
-    the portal), with ``normal`` as the normal when that point is the origin itself."""
+    """Estimate at the portal's point nearest the origin (its projection when that falls inside
+    the portal), with the portal's ``normal`` as the normal when that point is the origin
+    itself, and as C's normal there."""
     p, lam = closest_to_origin([v[0] for v in portal])
     depth = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
     n = (p[0] / depth, p[1] / depth, p[2] / depth) if depth > 0.0 else normal
     pa = combine([v[1] for v in portal], lam)
     pb = combine([v[2] for v in portal], lam)
-    return _contact(depth, n, pa, pb, calls, status)
+    return Estimate(depth, n, pa, pb, calls, status, normal)
 
 
 def _plane_offset(run):
@@ -456,15 +641,3 @@ def _plane_offset(run):
     w = run.portal[0][0]
     return n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
 
-
-
-
-def _contact(depth, n, pa, pb, calls, status):
-    # Split the rounding residual so that point_a − point_b == depth · normal exactly.
-    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
-    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
-    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
-    point_a = np.array((pa[0] - rx, pa[1] - ry, pa[2] - rz))
-    point_b = np.array((pb[0] + rx, pb[1] + ry, pb[2] + rz))
-    return Contact(float(depth), np.array(n, dtype=float), point_a, point_b, 0, calls, status,
-                   "mpr")

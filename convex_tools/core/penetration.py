@@ -45,15 +45,17 @@ def penetration(a, b, method: str = "epa"):
     validation.shape("a", a)
     validation.shape("b", b)
     if method == "mpr":
-        estimate = mpr.penetration(a, b)
+        if a.margin > 0.0 or b.margin > 0.0:
+            return _mpr_rounded(a, b)
+        estimate = mpr.estimate(a, b)
         if estimate is None or estimate.status is not Status.FAILED:
-            return estimate
+            return None if estimate is None else mpr.contact(estimate)
         # MPR found no boundary point along its estimate: EPA's answer, saying so.
         exact = penetration(a, b, "epa")
         if exact is None:
             return None
         return Contact(exact.depth, exact.normal, exact.point_a, exact.point_b,
-                       exact.iterations, exact.support_calls + estimate.support_calls,
+                       exact.iterations, exact.support_calls + estimate.calls,
                        Status.DEGENERATE, "mpr")
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
@@ -99,6 +101,21 @@ def _rounded(a, b, method, calls_before):
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
     return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, method, calls_before,
                      shapes=(a, b))
+
+
+def _mpr_rounded(a, b):
+    """MPR on rounded shapes, split into core ⊕ sphere as EPA's pipeline does: MPR's estimate
+    on the cores with the margins added along C's normal there when the cores overlap (MPR then
+    runs on boxes, segments or points instead of creeping up on their rounding); when they do
+    not, the shallow contact is exact, from GJK on the cores."""
+    ma, mb = a.margin, b.margin
+    ca, cb = a.core, b.core
+    est = mpr.estimate(ca, cb)
+    if est is not None and est.status is not Status.FAILED:
+        return mpr.contact(est, ma, mb)
+    calls = 0 if est is None else est.calls
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls, shapes=(a, b))
 
 
 def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
@@ -188,7 +205,7 @@ def _fallback(sa, sb, out, shapes, margins):
     """
     a, b = shapes
     est = mpr.penetration(a, b)
-    if est is None:
+    if est is None or est.status is Status.FAILED:
         return None
     nx, ny, nz = (float(c) for c in est.normal)
     depth = float(est.depth) - margins
