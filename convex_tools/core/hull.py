@@ -11,10 +11,11 @@ The graph comes from ``quickhull.convex_hull``: triangle edges for solid hulls, 
 for flat ones, the single edge of a segment, nothing for a point.
 
 Two refinements, both measured below: tiny hulls are scanned instead (``SCAN_MAX_VERTICES``), and
-a walk that is still going after a few moves -- the direction changed a lot since the last call --
-jumps to the best of a handful of precomputed *seed* vertices spread over the hull, so that an
-unrelated direction does not cross the whole hull one edge at a time. A jump only ever moves to a
-higher vertex, so the walk stays monotone and exact.
+a walk that is still going after a move -- the direction changed a lot since the last call --
+jumps to the support vertex of the nearest of a grid of precomputed directions (a *cube map* of
+the Gauss map: each face of the direction cube split into K×K cells), so that an unrelated
+direction starts next to its answer instead of crossing the hull one edge at a time. A jump only
+ever moves to a higher vertex, so the walk stays monotone and exact.
 """
 
 from __future__ import annotations
@@ -40,23 +41,48 @@ from .shapes import Shape
 # Scanning only wins below ~16 vertices and only for incoherent directions, by ~0.3 µs; numpy
 # never wins. The threshold keeps boxes and other hulls of up to 8 corners on the plain scan.
 SCAN_MAX_VERTICES = 8
-# After this many moves a climb jumps to the best seed vertex (below) if it is higher: coherent
-# queries end long before and pay nothing, while an unrelated direction resumes near the answer
-# instead of crossing the hull. Mean vertices evaluated per call on a 10k-vertex sphere hull
-# (none / 16 seeds): random directions 273 / 120, turned 10° per call 34 / 34, 30° 82 / 95.
-SEED_JUMP_MOVES = 6
-# Directions whose extreme vertices are the seeds (a Fibonacci sphere: evenly spread). More seeds
-# cost more per jump than they save in walking (random directions: 32 seeds 119, 64 ~160).
-SEED_DIRECTIONS = 16
+# After this many moves a climb looks its direction up in the cube map (below) and jumps to that
+# cell's vertex if it is higher: coherent queries (GJK's iterations, a watched pair from frame to
+# frame) mostly end before and pay nothing, while an unrelated direction (MPR's portal search)
+# resumes next to its answer.
+SEED_JUMP_MOVES = 1
+# Cells along each edge of a cube-map face: about one vertex per cell, at most this many.
+CUBE_MAP_MAX_CELLS = 16
 
 
-def _seed_directions() -> np.ndarray:
-    n = SEED_DIRECTIONS
-    k = np.arange(n) + 0.5
-    z = 1.0 - 2.0 * k / n
-    r = np.sqrt(1.0 - z * z)
-    phi = k * np.pi * (3.0 - np.sqrt(5.0))  # the golden angle
-    return np.stack((r * np.cos(phi), r * np.sin(phi), z), axis=1)
+def _cube_map(vertices: np.ndarray) -> tuple:
+    """(k, table): the support vertex of the centre direction of each of the 6·k² cells, indexed
+    as ``_cell`` computes."""
+    m = len(vertices)
+    k = int(min(CUBE_MAP_MAX_CELLS, max(1, round(np.sqrt(m / 6.0)))))
+    centres = -1.0 + (2.0 * np.arange(k) + 1.0) / k
+    u, v = (c.ravel() for c in np.meshgrid(centres, centres, indexing="ij"))
+    one = np.ones_like(u)
+    faces = []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            d = np.empty((len(u), 3))
+            d[:, axis] = sign * one
+            others = [i for i in range(3) if i != axis]
+            d[:, others[0]], d[:, others[1]] = u, v
+            faces.append(d)
+    directions = np.concatenate(faces)
+    return k, tuple(np.argmax(vertices @ directions.T, axis=0).tolist())
+
+
+def _cell(x, y, z, k) -> int:
+    """The cube-map cell of direction (x, y, z) (not zero): the face of its largest component,
+    then the other two components divided by it, in k×k cells."""
+    ax, ay, az = abs(x), abs(y), abs(z)
+    if ax >= ay and ax >= az:
+        face, u, v, m = (0 if x > 0.0 else 1), y, z, ax
+    elif ay >= az:
+        face, u, v, m = (2 if y > 0.0 else 3), x, z, ay
+    else:
+        face, u, v, m = (4 if z > 0.0 else 5), x, y, az
+    i = int((u / m + 1.0) * 0.5 * k)
+    j = int((v / m + 1.0) * 0.5 * k)
+    return (face * k + (i if i < k else k - 1)) * k + (j if j < k else k - 1)
 
 
 class Hull(Shape):
@@ -68,7 +94,7 @@ class Hull(Shape):
     """
 
     __slots__ = ("_data", "_vertices", "_faces", "_vl", "_adj", "_warm", "_scan", "_cap",
-                 "_seeds", "_center", "_frozen")
+                 "_cells", "_map", "_center", "_frozen")
     kind = "hull"
     polytope = True
 
@@ -93,8 +119,7 @@ class Hull(Shape):
         # Each move strictly increases the dot product, so a walk visits each vertex at most
         # once: M moves is a hard cap that only a bug (or a non-convex graph) could reach.
         self._cap = m
-        self._seeds = tuple(np.unique(np.argmax(data.vertices @ _seed_directions().T, axis=0))
-                            .tolist())
+        self._cells, self._map = _cube_map(data.vertices)
         self._center = tuple(float(c) for c in data.vertices.mean(axis=0))
         self._freeze()
 
@@ -160,13 +185,13 @@ class Hull(Shape):
             i = nxt
             moves += 1
             if moves == SEED_JUMP_MOVES:
-                # A long walk ahead (the direction changed a lot): jump to the best seed, the
-                # extreme vertices along fixed directions spread over the sphere, if it is better.
-                for j in self._seeds:
-                    vx, vy, vz = vl[j]
-                    d = vx * x + vy * y + vz * z
-                    if d > bd:
-                        bd, i = d, j
+                # Maybe a long walk ahead (the direction changed a lot): jump to the support
+                # vertex of the nearest cube-map direction, if it is higher.
+                j = self._map[_cell(x, y, z, self._cells)]
+                vx, vy, vz = vl[j]
+                d = vx * x + vy * y + vz * z
+                if d > bd:
+                    bd, i = d, j
         else:
             raise RuntimeError("hull hill-climbing exceeded its move cap (adjacency not convex?)")
         if i != warm[0]:

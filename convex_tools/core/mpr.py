@@ -560,8 +560,10 @@ def _two_passes(a, b):
         normal = (0.0, 0.0, 1.0)                      # centred: any ray leaves C somewhere
     else:
         # Pass 1: the centre ray toward the origin, pushed to the boundary: its normal.
-        first = _portal_pass(sa, sb, v0, (-v0[0], -v0[1], -v0[2]), True, NORMAL_TOLERANCE,
-                             False)
+        # (On a polytope it goes on to the boundary: refinement ends exactly on a face in a few
+        # more calls, and that face is usually where pass 2 ends too.)
+        first = _portal_pass(sa, sb, v0, (-v0[0], -v0[1], -v0[2]), True,
+                             NORMAL_TOLERANCE if curved else DEPTH_TOLERANCE, False)
         calls += first.calls
         if not first.hit:
             if first.outcome in (MISS, BOUNDARY):
@@ -585,6 +587,11 @@ def _two_passes(a, b):
     # (saving the portal discovery), else pass 2 discovers its own.
     origin = (0.0, 0.0, 0.0)
     if first is not None and len(first.portal) == 3 and crosses(first.portal, normal):
+        if first.outcome == BOUNDARY and first.gap <= DEPTH_TOLERANCE * first.scale:
+            # Pass 1's portal already lies on the boundary (its support plane, along this very
+            # normal, is within the tolerance), and the new ray crosses it: pass 2 would end at
+            # its first support call with this portal.
+            return _nearest_on_portal(first.portal, normal, calls, Status.CONVERGED)
         second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
                         directions=first.directions, secant=curved)
     else:
