@@ -178,3 +178,104 @@ def test_status_and_method():
     assert c.method == "mpr"
     assert c.status is Status.CONVERGED
     assert c.support_calls > 0
+
+
+# --- pass 2: secant steps on smooth parts, rulings on edge-swept parts ------------------------
+
+def _exit_pass(a, b, r, secant, edges=mpr.NO_EDGES):
+    return mpr._portal_pass(a.support_xyz, b.support_xyz, (0.0, 0.0, 0.0), tuple(r), False,
+                            mpr.DEPTH_TOLERANCE, False, secant, edges)
+
+
+def _bisect(f, lo, hi, steps=200):
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        if f(lo) * f(mid) <= 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
+def test_secant_steps_reach_the_exit_point_of_a_smooth_difference():
+    # A − B for two ellipsoids centred at the origin (B = −B) is their Minkowski sum; along the
+    # ray the exit point t r satisfies the implicit equation of that smooth convex body, which
+    # the support point returned must meet on the ray.
+    a = posed(Ellipsoid((0.5, 1.0, 0.75)), rotation((1, 2, 3), 0.7))
+    b = posed(Ellipsoid((0.9, 0.4, 0.6)), rotation((-2, 1, 0.5), 1.1))
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        r = rng.normal(size=3)
+        r /= np.linalg.norm(r)
+        plain, fast = _exit_pass(a, b, r, False), _exit_pass(a, b, r, True)
+        assert plain.outcome == fast.outcome == mpr.BOUNDARY
+        t = h(a, b, r)      # an upper bound on the exit distance, for the scale
+        w = np.array(fast.portal[0][0]) if len(fast.portal) == 1 else None
+        if w is not None:
+            # The support point found lies on the ray, and is a boundary point of A − B: the
+            # shapes touch once A is moved back by it.
+            assert np.linalg.norm(w - (w @ r) * r) <= mpr.DEPTH_TOLERANCE * 4 * t
+            assert separation(translated(a, -w), b) <= 1e-9
+            assert penetration(translated(a, -w), b) is None or \
+                penetration(translated(a, -w), b).depth <= 1e-9
+        assert fast.calls <= plain.calls
+    assert _exit_pass(a, b, (0.0, 0.6, 0.8), True).calls < 0.6 * \
+        _exit_pass(a, b, (0.0, 0.6, 0.8), False).calls
+
+
+def test_rulings_of_a_box_edge_swept_over_an_ellipsoid_give_the_exact_exit():
+    # A − B = box ⊕ ellipsoid (B centred): along r = (1, 1, 0.1) the ray leaves through the
+    # part swept by the box edge x = y = 1, where the boundary is (1, 1, z) + s_E(n) for n
+    # perpendicular to z: the exit follows from a one-dimensional equation in n's angle, and
+    # the ruling through it is the segment z in [-1, 1] at that angle.
+    radii = np.array((0.5, 1.0, 0.75))
+    a, b = Box((1, 1, 1)), Ellipsoid(radii)
+    r = np.array((1.0, 1.0, 0.1))
+    r /= np.linalg.norm(r)
+
+    def edge_point(phi):
+        n = np.array((math.cos(phi), math.sin(phi), 0.0))
+        return (1.0, 1.0, 0.0) + radii ** 2 * n / np.linalg.norm(radii * n)
+
+    def off_ray(phi):              # the xy point's side of the ray's xy line
+        p = edge_point(phi)
+        return p[0] * r[1] - p[1] * r[0]
+
+    phi = _bisect(off_ray, 0.0, math.pi / 2)
+    t = edge_point(phi)[0] / r[0]
+    assert abs(t * r[2]) < 1.0     # the exit lies within the edge's length
+    plain = _exit_pass(a, b, r, True)
+    ruled = _exit_pass(a, b, r, True, (True, False))
+    for run in (plain, ruled):
+        assert run.outcome == mpr.BOUNDARY
+    w = np.array(ruled.portal[0][0])
+    assert len(ruled.portal) == 1
+    # The answer is the point nearest the origin of the ruling through the exit point: the
+    # ruling runs along z, so it shares the exit's x and y, and is no farther than the exit.
+    np.testing.assert_allclose(w[:2], t * r[:2], atol=1e-9)
+    assert np.linalg.norm(w) <= t + 1e-12
+    assert abs(w[2]) <= abs(t * r[2]) + 1e-12
+    # The point on A lies on the edge, the point on B on the ellipsoid.
+    pa, pb = np.array(ruled.portal[0][1]), np.array(ruled.portal[0][2])
+    np.testing.assert_allclose(pa[:2], (1.0, 1.0), atol=1e-12)
+    assert np.sum((pb / radii) ** 2) == pytest.approx(1.0, abs=1e-12)
+    assert ruled.calls < plain.calls
+
+
+def test_rulings_are_left_to_refinement_beyond_the_edge_ends():
+    # Along (1, 1, 0.8) the ray leaves through the corner patch (a translated ellipsoid), past
+    # the end of the edge: the ruling search must decline and the pass still end exactly.
+    radii = np.array((0.5, 1.0, 0.75))
+    a, b = Box((1, 1, 1)), Ellipsoid(radii)
+    r = np.array((1.0, 1.0, 0.8))
+    r /= np.linalg.norm(r)
+    run = _exit_pass(a, b, r, True, (True, False))
+    assert run.outcome == mpr.BOUNDARY
+    if len(run.portal) == 1:
+        w = np.array(run.portal[0][0])
+    else:
+        w = mpr.ray_crossing(run.portal, r)[0] * r
+    # On the corner patch: (1, 1, 1) + s_E(n) with n = normal of the ellipsoid at w − corner.
+    q = (w - 1.0) / radii
+    assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-8)
+    assert np.linalg.norm(w - (w @ r) * r) <= 1e-8

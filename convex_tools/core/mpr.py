@@ -90,8 +90,20 @@ SECANT_PROGRESS = 0.5
 SECANT_PAUSE = 3
 SECANT_RESTARTS = 2
 
+# Ruled parts of C (``_ruled_exit``): support calls per attempt; each secant step must shrink the
+# ray's distance from the ruling by this factor; turns are capped (radians); the exit may lie
+# this far (as a fraction of the edge) beyond an end of the edge and still be taken as on it;
+# below this sine the ray or the normal runs along the edge and the method does not apply.
+RULED_MAX_CALLS = 10
+RULED_PROGRESS = 0.5
+RULED_MAX_TURN = 0.5
+RULED_END_SLACK = 1e-9
+RULED_MIN_SIN = 1e-6
+
 # Degenerate cross products (flat portals) are those with |a×b|² <= this · |a|²|b|².
 DEGENERATE_SIN2 = 1e-24
+
+NO_EDGES = (False, False)  # ``edges`` argument: neither shape is a polytope
 
 MISS = "miss"              # the target is outside C
 HIT = "hit"                # the target is inside the tetrahedron v0 + portal
@@ -118,7 +130,8 @@ class _Pass:
         self.directions = None    # the support direction of each portal vertex
 
 
-def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit, secant=False) -> _Pass:
+def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit, secant=False,
+                 edges=NO_EDGES) -> _Pass:
     """Discover a portal on the ray v0 + t r, then refine it (seed 001 Alg. 6–8).
 
     With ``clip`` the target is the origin: a support plane that excludes it ends the pass (MISS)
@@ -201,16 +214,17 @@ def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit, secant=False) -> _
     out.calls = calls
     return _refine(sa, sb, v0, (rx, ry, rz), (q1x, q1y, q1z, a1, b1, d1),
                    (q2x, q2y, q2z, a2, b2, d2), (q3x, q3y, q3z, a3, b3, d3), clip, tolerance,
-                   stop_at_hit, out, secant)
+                   stop_at_hit, out, secant, edges)
 
 
 def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at_hit=False,
-           out=None, directions=None, secant=False) -> _Pass:
+           out=None, directions=None, secant=False, edges=NO_EDGES) -> _Pass:
     """Phase 3 from a given portal [(w, a, b)] × 3 (outward, the ray v0 + t r passing through
     it). EPA uses it to push its best face to the boundary along the face normal.
 
     ``directions``: the support direction of each portal vertex (``_Pass.directions``), which
-    ``secant`` steps need.
+    ``secant`` steps need; ``edges``: whether A, B are polytopes (whose edges ``_ruled_exit``
+    follows).
     """
     if out is None:
         out = _Pass()
@@ -220,10 +234,11 @@ def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at
     vertices = [(w[0] - ox, w[1] - oy, w[2] - oz, a, b, d)
                 for (w, a, b), d in zip(portal, directions)]
     return _refine(sa, sb, v0, r, *vertices, clip, tolerance, stop_at_hit, out,
-                   secant and None not in directions)
+                   secant and None not in directions, edges)
 
 
-def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant) -> _Pass:
+def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant,
+            edges) -> _Pass:
     """Phase 3 (seed 001 Alg. 8) on portal vertices (q = w − v0, a, b, support direction).
 
     ``secant`` (no ``clip``): where C is smooth, step toward the exit point by a secant method
@@ -284,8 +299,23 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
             break
         if calls >= resume:
             # (Re)start the secant steps from the portal's vertices.
-            secant = True
             resume = MAX_ITERATIONS
+            edge = _edge(a1, a2, a3, b1, b2, b3, edges)
+            if edge is not None:
+                # Two vertices share one shape's support point, and the third holds another: the
+                # portal sits on a ruled part of C, an edge of that shape swept over the other.
+                found = _ruled_exit(sa, sb, v0, r, normal, edge, tol,
+                                    min(RULED_MAX_CALLS, MAX_ITERATIONS - calls))
+                calls += found[1]
+                if found[0] is not None:
+                    (w4x, w4y, w4z), a4, b4, (mx, my, mz) = found[0]
+                    on_ray = True
+                    outcome = BOUNDARY
+                    break
+                if calls >= MAX_ITERATIONS:
+                    outcome = LIMIT
+                    break
+            secant = True
             best_off2 = math.inf
             window = ((q1x, q1y, q1z, _unit(d1)), (q2x, q2y, q2z, _unit(d2)),
                       (q3x, q3y, q3z, _unit(d3)))
@@ -381,6 +411,117 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
         out.gap = gap
         out.support = (support, a4, b4)
     return _end(out, outcome, calls)
+
+
+def _edge(a1, a2, a3, b1, b2, b3, edges):
+    """(c1, c2, on_a) when the portal's support points on a polytope (``edges``: A is one, B is
+    one) are two distinct vertices (an edge of it, on_a telling which shape) and on the other
+    shape three distinct points; else None."""
+    for p1, p2, p3, others, on_a in ((a1, a2, a3, (b1, b2, b3), True),
+                                     (b1, b2, b3, (a1, a2, a3), False)):
+        if not edges[0 if on_a else 1]:
+            continue
+        if p1 == p2 != p3:
+            c1, c2 = p1, p3
+        elif p1 == p3 != p2 or p2 == p3 != p1:
+            c1, c2 = p1, p2
+        else:
+            continue
+        if len(set(others)) == 3:
+            return c1, c2, on_a
+    return None
+
+
+def _ruled_exit(sa, sb, v0, r, n, edge, tol, budget):
+    """Where the ray v0 + t r leaves C through a ruled part: an edge c1 c2 of one shape swept
+    over the other, smooth, shape. ((w, a, b, normal) or None, support calls).
+
+    Along a normal n perpendicular to the edge the whole edge is the support set of its shape,
+    so the boundary of C holds the segment (the ruling) c + s − s_other(n), c on the edge. As
+    n turns about the edge (angle θ) the ruling sweeps the surface; the exit point lies on the
+    ruling whose line meets the ray, a root in θ of the signed distance between the two lines,
+    found by the secant method (superlinear; plain refinement converges only linearly here).
+    The answer is that ruling's point nearest the origin (exactly on the boundary, and no
+    farther from the origin than the exit point).
+    None if the support points leave the edge, the exit is beyond the edge's ends (on a curved
+    corner of C), or the secant does not converge within ``budget`` calls.
+    """
+    c1, c2, on_a = edge
+    ex, ey, ez = c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]
+    ee = ex * ex + ey * ey + ez * ez
+    rx, ry, rz = r
+    ox, oy, oz = v0
+    if not ee > 0.0:
+        return None, 0
+    length = math.sqrt(ee)
+    ux, uy, uz = ex / length, ey / length, ez / length
+    # Normals perpendicular to the edge: n0 (the given normal made so) turned by θ toward m0.
+    dot = n[0] * ux + n[1] * uy + n[2] * uz
+    n0x, n0y, n0z = n[0] - dot * ux, n[1] - dot * uy, n[2] - dot * uz
+    size = math.sqrt(n0x * n0x + n0y * n0y + n0z * n0z)
+    # p = r × u: the signed distance between the ray's line and a ruling's line is p̂·(q − v0).
+    px, py, pz = ry * uz - rz * uy, rz * ux - rx * uz, rx * uy - ry * ux
+    sin = math.sqrt(px * px + py * py + pz * pz)
+    if not (size > RULED_MIN_SIN and sin > RULED_MIN_SIN):
+        return None, 0                # the normal or the ray runs along the edge
+    n0x, n0y, n0z = n0x / size, n0y / size, n0z / size
+    m0x, m0y, m0z = uy * n0z - uz * n0y, uz * n0x - ux * n0z, ux * n0y - uy * n0x
+    px, py, pz = px / sin, py / sin, pz / sin
+    theta, previous = 0.0, None
+    calls = 0
+    while calls < budget:
+        c, s = math.cos(theta), math.sin(theta)
+        nx, ny, nz = c * n0x + s * m0x, c * n0y + s * m0y, c * n0z + s * m0z
+        a = sa(nx, ny, nz)
+        b = sb(-nx, -ny, -nz)
+        calls += 1
+        if (a if on_a else b) not in (c1, c2):
+            return None, calls        # the normal left the edge's normal cone
+        qx, qy, qz = a[0] - b[0] - ox, a[1] - b[1] - oy, a[2] - b[2] - oz
+        f = px * qx + py * qy + pz * qz
+        if abs(f) <= tol:
+            # The point of the ruling's line nearest the ray's line: q + σ u with σ from
+            # the two lines' closest points (the ray's part is t r).
+            k = rx * ux + ry * uy + rz * uz
+            d = rx * qx + ry * qy + rz * qz
+            e = ux * qx + uy * qy + uz * qz
+            sigma = (k * d - e) / (1.0 - k * k)
+            # Where that is on the edge (0 at c1, 1 at c2), from the edge point used.
+            c0 = a if on_a else b
+            lam = ((c0[0] - c1[0]) * ex + (c0[1] - c1[1]) * ey + (c0[2] - c1[2]) * ez) / ee \
+                + (sigma if on_a else -sigma) / length
+            if not -RULED_END_SLACK <= lam <= 1.0 + RULED_END_SLACK:
+                return None, calls    # beyond the edge's end: the exit is on a corner patch
+            # The whole ruling lies on the boundary, along n: answer with its point nearest
+            # the origin, as the thesis answers with the final portal's nearest point.
+            sign = 1.0 if on_a else -1.0
+            if on_a:
+                px0, py0, pz0 = c1[0] - b[0], c1[1] - b[1], c1[2] - b[2]
+            else:
+                px0, py0, pz0 = a[0] - c1[0], a[1] - c1[1], a[2] - c1[2]
+            lam = -sign * (px0 * ex + py0 * ey + pz0 * ez) / ee
+            lam = min(max(lam, 0.0), 1.0)
+            point = (c1[0] + lam * ex, c1[1] + lam * ey, c1[2] + lam * ez)
+            if on_a:
+                a = point
+            else:
+                b = point
+            return ((a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b, (nx, ny, nz)), calls
+        if previous is None:
+            # First step: turning n toward m0 moves the other shape's support point, and with
+            # it q, along m0 by its radius of curvature (taken as |q|) per radian.
+            slope = math.sqrt(qx * qx + qy * qy + qz * qz) * (px * m0x + py * m0y + pz * m0z)
+            if not abs(slope) > tol:
+                return None, calls
+            step = -f / slope
+        else:
+            theta0, f0 = previous
+            if f == f0 or (calls > 2 and abs(f) > RULED_PROGRESS * abs(f0)):
+                return None, calls    # (the first step's slope was only a guess)
+            step = -f * (theta - theta0) / (f - f0)
+        previous = (theta, f)
+        theta += max(-RULED_MAX_TURN, min(RULED_MAX_TURN, step))
+    return None, calls
 
 
 def crosses(portal, r):
@@ -552,7 +693,8 @@ def _two_passes(a, b):
     first = None
     # Two polytopes: C is a polytope, with nothing to polish and no curvature for the secant
     # steps; pass 2 ends exactly on a face.
-    curved = not (getattr(a, "polytope", False) and getattr(b, "polytope", False))
+    edges = (getattr(a, "polytope", False), getattr(b, "polytope", False))
+    curved = not (edges[0] and edges[1])
     # Two smooth shapes: C is smooth, and Newton's polish replaces pass 2 (elsewhere, where C
     # has flat or ruled parts, the polish would mostly end on a fold it cannot cross).
     smooth = getattr(a, "smooth", False) and getattr(b, "smooth", False)
@@ -593,9 +735,10 @@ def _two_passes(a, b):
             # its first support call with this portal.
             return _nearest_on_portal(first.portal, normal, calls, Status.CONVERGED)
         second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
-                        directions=first.directions, secant=curved)
+                        directions=first.directions, secant=curved, edges=edges)
     else:
-        second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False, curved)
+        second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False, curved,
+                              edges)
     calls += second.calls
     if second.outcome != BOUNDARY and first is not None:
         # The portal search is ill-conditioned from an interior point this close to the
@@ -606,7 +749,8 @@ def _two_passes(a, b):
                          _plane_offset(first))
         if back > 0.0:
             start = (-back * normal[0], -back * normal[1], -back * normal[2])
-            retry = _portal_pass(sa, sb, start, normal, False, DEPTH_TOLERANCE, False, curved)
+            retry = _portal_pass(sa, sb, start, normal, False, DEPTH_TOLERANCE, False, curved,
+                                 edges)
             calls += retry.calls
             if retry.outcome == BOUNDARY:
                 second = retry
