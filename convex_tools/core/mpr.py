@@ -60,9 +60,11 @@ MAX_DISCOVERY = 24
 # the size of C beyond the portal (only reached when the origin is that close to the boundary).
 INTERSECT_TOLERANCE = 1e-12
 
-# Pass 1 only estimates a direction for pass 2: its portal may stop this far (relative to the
-# size of C) from the boundary, which tilts the estimate by about the square root of it.
-NORMAL_TOLERANCE = 1e-2
+# Pass 1 only estimates a direction for pass 2 (or the polish): on curved C its portal may stop
+# this far (relative to the size of C) from the boundary. A coarse normal is enough: on the
+# thesis pairs 1e-1 takes 1–3 calls fewer than 1e-2 and its estimates are as deep or shallower
+# (mean depth, ellipsoids: 0.4866 at 1e-2, 0.4792 at 1e-1; EPA's minimum 0.4742).
+NORMAL_TOLERANCE = 1e-1
 
 # A portal within this fraction of the size of C of its support plane lies on a face of C
 # (rounding level): there is no curvature to polish.
