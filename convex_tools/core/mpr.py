@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .results import Contact, Status
-from .simplex import closest_to_origin, combine
+from .simplex import closest_to_origin
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
@@ -677,7 +677,8 @@ def estimate(a, b):
             other = _nearest_on_portal(ray.portal, ray.normal, calls, Status.CONVERGED)
             if other.depth < est.depth:
                 return other
-    return est._replace(calls=calls)
+    return Estimate(est.depth, est.normal, est.point_a, est.point_b, calls, est.status,
+                    est.surface)
 
 
 def _two_passes(a, b):
@@ -688,7 +689,6 @@ def _two_passes(a, b):
     exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
     DEPTH_TOLERANCE.
     """
-    from . import epa                                 # epa uses mpr.refine: import late
     sa, sb = a.support_xyz, b.support_xyz
     v0 = _centre_ray(a, b)
     calls = 0
@@ -718,6 +718,7 @@ def _two_passes(a, b):
         normal = first.normal
         if smooth and first.outcome == BOUNDARY and first.support is not None and \
                 first.gap > EXACT_TOLERANCE * first.scale:
+            from . import epa                         # epa uses mpr.refine: import late
             w, pa, pb = first.support
             shape = epa.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
             calls += 2
@@ -783,8 +784,12 @@ def _nearest_on_portal(portal, normal, calls, status):
     p, lam = closest_to_origin([v[0] for v in portal])
     depth = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
     n = (p[0] / depth, p[1] / depth, p[2] / depth) if depth > 0.0 else normal
-    pa = combine([v[1] for v in portal], lam)
-    pb = combine([v[2] for v in portal], lam)
+    (_, a1, b1), (_, a2, b2), (_, a3, b3) = portal
+    l1, l2, l3 = lam
+    pa = (l1 * a1[0] + l2 * a2[0] + l3 * a3[0], l1 * a1[1] + l2 * a2[1] + l3 * a3[1],
+          l1 * a1[2] + l2 * a2[2] + l3 * a3[2])
+    pb = (l1 * b1[0] + l2 * b2[0] + l3 * b3[0], l1 * b1[1] + l2 * b2[1] + l3 * b3[1],
+          l1 * b1[2] + l2 * b2[2] + l3 * b3[2])
     return Estimate(depth, n, pa, pb, calls, status, normal)
 
 
