@@ -24,14 +24,25 @@ shapes touching; it is the minimal one when the centre ray exits C through the f
 penetration, and exact for spheres (the ray then passes through the very first support point).
 It can differ from EPA's minimal depth, e.g. for corner-to-corner contacts (seed 001 §2.4.1).
 
-Additions to the thesis's heuristic: pass 1 stops at a coarse tolerance (its normal is only an
-estimate), and where C is smooth or folded around that normal, Newton's polish of EPA
-(``epa.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
-estimate, where pass 2 would creep up on the curvature linearly. The portal search is
-ill-conditioned from an interior point very near the boundary (it can cycle, so it has its own
-cap, MAX_DISCOVERY); pass 2 then restarts further back on the same ray. When MPR still cannot
-decide, ``intersect`` asks GJK and ``penetration`` answers with status FAILED (and NaN), never a
-wrong "apart"; ``core.penetration(..., "mpr")`` then falls back on EPA.
+Additions to the thesis's heuristic, each for speed without giving up exactness:
+
+- Pass 1 stops at a coarse tolerance on curved C (its normal is only an estimate); on two
+  polytopes it goes on to the boundary, and when pass 2's ray crosses that certified portal the
+  answer comes from it with no further call.
+- Where both shapes are smooth (``Shape.smooth``: ellipsoids, spheres), Newton's polish of EPA
+  (``epa.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
+  estimate.
+- Elsewhere on curved C, pass 2 takes *secant steps* on smooth parts (``_refine``) and follows
+  the *rulings* of a polytope edge swept over a curved shape (``_ruled_exit``), where plain
+  portal refinement creeps up on the curvature linearly; both answer with a support point,
+  exactly on the boundary.
+- ``core.penetration(..., "mpr")`` runs on the cores of rounded shapes (round boxes, capsules,
+  spheres) and adds the margins along C's normal at the answer (``Estimate.surface``).
+
+The portal search is ill-conditioned from an interior point very near the boundary (it can cycle,
+so it has its own cap, MAX_DISCOVERY); pass 2 then restarts further back on the same ray. When
+MPR still cannot decide, ``intersect`` asks GJK and ``penetration`` answers with status FAILED
+(and NaN), never a wrong "apart"; ``core.penetration(..., "mpr")`` then falls back on EPA.
 
 Portal tests are written with q_i = v_i − v0 and the ray direction r: the ray passes through
 portal v1 v2 v3 (outward, det[q1 q2 q3] > 0) exactly when r·(q2×q3), r·(q3×q1) and r·(q1×q2)
@@ -684,10 +695,10 @@ def estimate(a, b):
 def _two_passes(a, b):
     """The thesis's two passes (with the additions above) as an ``Estimate``; None if apart.
 
-    Pass 1 stops at a coarse tolerance: its normal is only an estimate. Where C is smooth or
-    folded around it, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
+    Pass 1 stops at a coarse tolerance on curved C: its normal is only an estimate. Where both
+    shapes are smooth, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
     exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
-    DEPTH_TOLERANCE.
+    DEPTH_TOLERANCE (with secant and ruling steps on curved parts, see ``_refine``).
     """
     sa, sb = a.support_xyz, b.support_xyz
     v0 = _centre_ray(a, b)

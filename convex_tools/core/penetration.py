@@ -18,8 +18,10 @@ Methods:
   separate intersection test when rounded shapes are usually in shallow contact.
 - ``"mpr"``: Minkowski Portal Refinement's two-pass depth heuristic (``mpr.penetration``); fast,
   exact for spheres and face-centred contacts, an estimate otherwise (always a boundary point of
-  A − B, so touching after the translation). Where MPR cannot decide, EPA answers (status
-  DEGENERATE).
+  A − B, so touching after the translation). Rounded shapes are split like EPA's: MPR runs on
+  the cores and the margins are added along C's normal at its answer; cores apart (a shallow
+  contact) give the exact answer from GJK on the cores. Where MPR cannot decide, EPA answers
+  (status DEGENERATE).
 
 If EPA cannot finish (iteration cap, or rounding breaking the polytope) its answer from the best
 face it verified is compared with MPR's estimate: both are boundary points of A − B, and the one
