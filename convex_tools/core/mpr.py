@@ -231,13 +231,14 @@ def _portal_pass(sa, sb, v0, r, clip, tolerance, stop_at_hit, secant=False,
 
 
 def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at_hit=False,
-           out=None, directions=None, secant=False, edges=NO_EDGES) -> _Pass:
+           out=None, directions=None, secant=False, edges=NO_EDGES, known=None) -> _Pass:
     """Phase 3 from a given portal [(w, a, b)] × 3 (outward, the ray v0 + t r passing through
     it). EPA uses it to push its best face to the boundary along the face normal.
 
     ``directions``: the support direction of each portal vertex (``_Pass.directions``), which
     ``secant`` steps need; ``edges``: whether A, B are polytopes (whose edges ``_ruled_exit``
-    follows).
+    follows); ``known``: the support points (a, b) along the portal's normal, if already found
+    (the last call of the pass that left this portal), which saves the first call.
     """
     if out is None:
         out = _Pass()
@@ -247,11 +248,11 @@ def refine(sa, sb, v0, r, portal, clip=False, tolerance=DEPTH_TOLERANCE, stop_at
     vertices = [(w[0] - ox, w[1] - oy, w[2] - oz, a, b, d)
                 for (w, a, b), d in zip(portal, directions)]
     return _refine(sa, sb, v0, r, *vertices, clip, tolerance, stop_at_hit, out,
-                   secant and None not in directions, edges)
+                   secant and None not in directions, edges, known)
 
 
 def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant,
-            edges) -> _Pass:
+            edges, known=None) -> _Pass:
     """Phase 3 (seed 001 Alg. 8) on portal vertices (q = w − v0, a, b, support direction).
 
     ``secant`` (no ``clip``): where C is smooth, step toward the exit point by a secant method
@@ -285,7 +286,7 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
     support = None
     best_off2 = math.inf          # the least squared distance of a secant support from the ray
     # The secant steps start after one plain step (which ends the pass at once on a face).
-    resume = calls + 1 if secant else MAX_ITERATIONS
+    resume = (calls if known is not None else calls + 1) if secant else MAX_ITERATIONS
     secant = False
     restarts = SECANT_RESTARTS
     on_ray = False
@@ -310,8 +311,9 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
         if calls >= MAX_ITERATIONS:
             outcome = LIMIT
             break
-        if calls >= resume:
-            # (Re)start the secant steps from the portal's vertices.
+        if calls >= resume and known is None:
+            # (Re)start the secant steps from the portal's vertices (after the plain step that
+            # uses ``known``, which belongs to the first portal only).
             resume = MAX_ITERATIONS
             edge = _edge(a1, a2, a3, b1, b2, b3, edges)
             if edge is not None:
@@ -379,9 +381,13 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
             if nx * (q4x - q1x) + ny * (q4y - q1y) + nz * (q4z - q1z) <= 0.0:
                 continue                           # not beyond the portal: no MPR step
         else:
-            a4 = sa(nx, ny, nz)
-            b4 = sb(-nx, -ny, -nz)
-            calls += 1
+            if known is not None:
+                a4, b4 = known
+                known = None
+            else:
+                a4 = sa(nx, ny, nz)
+                b4 = sb(-nx, -ny, -nz)
+                calls += 1
             w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
             reach = nx * w4x + ny * w4y + nz * w4z
             gap = reach - plane
@@ -748,8 +754,10 @@ def _two_passes(a, b):
             # normal, is within the tolerance), and the new ray crosses it: pass 2 would end at
             # its first support call with this portal.
             return _nearest_on_portal(first.portal, normal, calls, Status.CONVERGED)
+        # Pass 1's last support call was along this portal's normal: pass 2's first step.
+        known = first.support[1:] if first.outcome == BOUNDARY and first.support else None
         second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
-                        directions=first.directions, secant=curved, edges=edges)
+                        directions=first.directions, secant=curved, edges=edges, known=known)
     else:
         second = _portal_pass(sa, sb, origin, normal, False, DEPTH_TOLERANCE, False, curved,
                               edges)
