@@ -236,3 +236,25 @@ def test_transformed_copies_the_matrix_and_leaves_the_callers_array_alone():
     shape = Transformed(Box((1, 1, 1)), m)
     m[0, 3] = 100.0                       # the caller may keep using (and changing) its array
     np.testing.assert_allclose(shape.support([1, 0, 0]), [2, 3, 4])   # corner (1,1,1) + (1,2,3)
+
+
+def test_polytope_and_smooth_flags_follow_the_shape_through_transforms_and_composites():
+    from convex_tools.core.hull import Hull
+    rng = np.random.default_rng(8)
+    pose_m = rigid(random_rotation(rng), (1, 2, 3))
+    polytopes = [Point(), Segment(1.0), Box((1, 2, 3)), Rectangle((1, 2)),
+                 Hull(rng.normal(size=(20, 3)))]
+    smooth = [Point(), Sphere(1.0), Ellipsoid((1, 2, 3))]
+    curved = [Cylinder(1, 1), Cone(1, 1), Capsule(1, 1), RoundBox((1, 1, 1), 0.5), Disc(1.0)]
+    for shape in polytopes:
+        assert shape.polytope and Transformed(shape, pose_m).polytope
+    for shape in smooth:
+        assert shape.smooth and Transformed(shape, pose_m).smooth
+    for shape in curved + smooth[1:]:
+        assert not shape.polytope and not Transformed(shape, pose_m).polytope
+    for shape in curved + polytopes[1:]:
+        assert not shape.smooth
+    assert MinkowskiSum(Box((1, 1, 1)), Segment(2.0)).polytope
+    assert not MinkowskiSum(Box((1, 1, 1)), Sphere(1.0)).polytope
+    assert ConvexHullOf(Box((1, 1, 1)), translated(Box((1, 1, 1)), (3, 0, 0))).polytope
+    assert not ConvexHullOf(Box((1, 1, 1)), Sphere(1.0)).polytope

@@ -34,9 +34,12 @@ from .shapes import Shape
 #         8  | 1.2  | 5.9          | 1.5                      | 0.9
 #        12  | 1.7  | 6.3          | 1.9                      | 0.9
 #        16  | 1.9  | 5.3          | 2.0                      | 0.9
-#        50  | 4.9  | 5.3          | 3.4                      | 1.0
-#       500  | 46   | 5.9          | 7.8                      | 1.1
-#     10000  | 1100 | 23           | 19                       | 1.7
+#        50  | 4.9  | 5.5          | 3.0 (3.4 before the map) | 1.1
+#       500  | 48   | 6.2          | 3.2 (7.8)                | 1.5
+#     10000  | 1015 | 16.5         | 6.0 (19)                 | 1.6
+#
+# (The climb's random-direction figures are with the cube map below; in brackets, with the 16
+# seed vertices it replaced.)
 #
 # Scanning only wins below ~16 vertices and only for incoherent directions, by ~0.3 µs; numpy
 # never wins. The threshold keeps boxes and other hulls of up to 8 corners on the plain scan.
