@@ -49,6 +49,7 @@ SCAN_MAX_VERTICES = 8
 # frame) mostly end before and pay nothing, while an unrelated direction (MPR's portal search)
 # resumes next to its answer.
 SEED_JUMP_MOVES = 1
+_INF = float("inf")
 # Cells along each edge of a cube-map face: about one vertex per cell, at most this many.
 CUBE_MAP_MAX_CELLS = 16
 
@@ -77,6 +78,8 @@ def _cell(x, y, z, k) -> int:
     """The cube-map cell of direction (x, y, z) (not zero): the face of its largest component,
     then the other two components divided by it, in k×k cells."""
     ax, ay, az = abs(x), abs(y), abs(z)
+    if ax == _INF or ay == _INF or az == _INF:
+        return 0                      # (an overflowed direction: any start is exact)
     if ax >= ay and ax >= az:
         face, u, v, m = (0 if x > 0.0 else 1), y, z, ax
     elif ay >= az:

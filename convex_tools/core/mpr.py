@@ -366,7 +366,7 @@ def _refine(sa, sb, v0, r, v1, v2, v3, clip, tolerance, stop_at_hit, out, secant
             along = q4x * rx + q4y * ry + q4z * rz
             px, py, pz = q4x - along * rx, q4y - along * ry, q4z - along * rz
             off2 = px * px + py * py + pz * pz
-            if off2 <= tol2:
+            if off2 <= tol2 and along > 0.0:
                 on_ray = True
                 outcome = BOUNDARY
                 break

@@ -117,7 +117,13 @@ def _mpr_rounded(a, b):
         return mpr.contact(est, ma, mb)
     calls = 0 if est is None else est.calls
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
-    return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls, shapes=(a, b))
+    contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
+                        shapes=(a, b))
+    if est is not None and contact is not None and res.intersecting:
+        # MPR could not decide on overlapping cores: EPA answered (as for sharp shapes).
+        contact = Contact(contact.depth, contact.normal, contact.point_a, contact.point_b,
+                          contact.iterations, contact.support_calls, Status.DEGENERATE, "mpr")
+    return contact
 
 
 def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
