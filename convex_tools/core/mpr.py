@@ -676,14 +676,18 @@ def estimate(a, b):
     """MPR's two-pass depth estimate as an ``Estimate``; None if apart.
 
     The estimate can leave A − B through its far side (a deep contact whose centre ray points
-    the long way out): one more support call checks the opposite direction, and where pushing
-    A the other way is shorter, the boundary point along it is taken instead.
+    the long way out): unless the centre difference (a point of A − B) already reaches as far
+    the other way, one more support call checks the opposite direction, and where pushing A
+    the other way is shorter, the boundary point along it is taken instead.
     """
-    est = _two_passes(a, b)
+    v0 = _centre_ray(a, b)
+    est = _two_passes(a, b, v0)
     if est is None or est.status is Status.FAILED:
         return est
-    sa, sb = a.support_xyz, b.support_xyz
     nx, ny, nz = -est.normal[0], -est.normal[1], -est.normal[2]
+    if nx * v0[0] + ny * v0[1] + nz * v0[2] >= est.depth:
+        return est                  # h(−n) >= −n·v0 >= depth: the other way is no shorter
+    sa, sb = a.support_xyz, b.support_xyz
     pa, pb = sa(nx, ny, nz), sb(-nx, -ny, -nz)
     back = nx * (pa[0] - pb[0]) + ny * (pa[1] - pb[1]) + nz * (pa[2] - pb[2])
     calls = est.calls + 1
@@ -698,8 +702,9 @@ def estimate(a, b):
                     est.surface)
 
 
-def _two_passes(a, b):
+def _two_passes(a, b, v0):
     """The thesis's two passes (with the additions above) as an ``Estimate``; None if apart.
+    ``v0``: centre(A) − centre(B), the start of pass 1's ray.
 
     Pass 1 stops at a coarse tolerance on curved C: its normal is only an estimate. Where both
     shapes are smooth, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
@@ -707,7 +712,6 @@ def _two_passes(a, b):
     DEPTH_TOLERANCE (with secant and ruling steps on curved parts, see ``_refine``).
     """
     sa, sb = a.support_xyz, b.support_xyz
-    v0 = _centre_ray(a, b)
     calls = 0
     first = None
     # Two polytopes: C is a polytope, with nothing to polish and no curvature for the secant
