@@ -466,6 +466,23 @@ def test_fast_spin_does_not_tunnel():
     assert at.distance <= 1e-8
 
 
+def test_spin_about_the_approach_direction_does_not_slow_the_advance():
+    # A ball spinning about the x axis while moving along x toward a wall: the spin moves no
+    # point of it along x, so the advancement bound is the translation alone and the steps are
+    # those of the pure translation (a bound with |ω| ρ would take many more). Same contact.
+    ball, wall = Sphere(0.5), translated(Box((0.5, 2.0, 2.0)), (3.0, 0.0, 0.0))
+    spin_x = np.eye(4)
+    spin_x[1:3, 1:3] = ((-1.0, 0.0), (0.0, -1.0))      # half a turn about x
+    end = spin_x.copy()
+    end[:3, 3] = (4.0, 0.0, 0.0)
+    moved = np.eye(4)
+    moved[:3, 3] = (4.0, 0.0, 0.0)
+    spinning = sweep_rotating(ball, np.eye(4), end, wall)
+    plain = sweep_rotating(ball, np.eye(4), moved, wall)
+    assert spinning.t == pytest.approx(plain.t, abs=1e-9) == pytest.approx(2.0 / 4.0, abs=1e-8)
+    assert spinning.iterations == plain.iterations
+
+
 def test_rotating_sweep_misses_and_start_overlap():
     rod = Box((1.0, 0.01, 0.01))
     far = translated(Sphere(0.2), (0.0, 0.0, 3.0))

@@ -166,7 +166,8 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
 
     Conservative advancement (Mirtich 1996): at time t, GJK gives the distance d and the unit
     normal n between the shapes; no point of A approaches B along n faster than
-    μ = (v_a - v_b)·n + |ω_a| ρ_a + |ω_b| ρ_b (ρ: each shape's radius about its pose origin), so
+    μ = (v_a - v_b)·n + |ω_a × n| ρ_a + |ω_b × n| ρ_b (ρ: each shape's radius about its pose
+    origin; only the spin about axes across n moves points along n), so
     t can advance by d / μ without passing the contact. For pure translations this is exact
     (the distance is convex in t), with rotation it is Mirtich's bound along the current normal.
     Stops when d <= ``ADVANCE_TOLERANCE`` times the shapes' size (status CONVERGED), when t
@@ -178,7 +179,6 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
     motion_b = _RigidMotion("b", start_b, end_b, b)
     size = motion_a.radius + motion_b.radius
     linear = motion_a.velocity - motion_b.velocity
-    spin = motion_a.spin * motion_a.radius + motion_b.spin * motion_b.radius
     t, normal, calls = 0.0, np.zeros(3), 0
     if cache is None:
         cache = SeparationCache()  # successive steps are coherent: warm-start each GJK (ISA-GJK)
@@ -193,7 +193,10 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
                                 status=Status.INTERSECTING)
             return _contact(shape_a, shape_b, t, normal, size, step, calls)
         normal = res.normal
-        approach = float(linear @ normal) + spin  # bound on the closing speed along n
+        # Bound on the closing speed along n: a point at r from A's pose origin moves along n
+        # at v·n + (ω × r)·n = v·n + r·(n × ω), at most v·n + |ω × n| ρ (and likewise for B).
+        approach = float(linear @ normal) + motion_a.spin_along(normal) \
+            + motion_b.spin_along(normal)
         if approach <= 0.0:
             return None
         t += res.distance / approach
@@ -245,6 +248,12 @@ class _RigidMotion:
         self.axis = axis / norm if norm > 0.0 else np.array((0.0, 0.0, 1.0))
         lower, upper = shape.aabb()
         self.radius = float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
+        # The world angular velocity: R(t) = R0 exp(t θ [k]) turns at θ R0 k, constant.
+        self.omega = self.spin * (self.start[:3, :3] @ self.axis)
+
+    def spin_along(self, n):
+        """|ω × n| ρ: how fast the spin can move a point of the shape along unit n."""
+        return float(np.linalg.norm(np.cross(self.omega, n))) * self.radius if self.spin else 0.0
 
     def at(self, t):
         """The shape in its pose at time t."""
