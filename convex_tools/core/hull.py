@@ -99,8 +99,8 @@ class Hull(Shape):
     caller of the shape (threads included): harmless, as any start gives a true maximiser.
     """
 
-    __slots__ = ("_data", "_vertices", "_faces", "_vl", "_adj", "_warm", "_scan", "_cap",
-                 "_cells", "_map", "_center", "_frozen")
+    __slots__ = ("_data", "_vertices", "_faces", "_vl", "_adj", "_nbrs", "_warm", "_scan",
+                 "_cap", "_cells", "_map", "_center", "_frozen")
     kind = "hull"
     polytope = True
 
@@ -116,6 +116,9 @@ class Hull(Shape):
         self._faces.setflags(write=False)
         self._vl = [tuple(v) for v in data.vertices.tolist()]
         self._adj = data.adjacency
+        # The climb's neighbour lists carry the neighbours' coordinates, (j, x, y, z) each, so
+        # that a step reads them without indexing the vertex list: ~0.6 µs a call.
+        self._nbrs = tuple(tuple((j,) + self._vl[j] for j in a) for a in self._adj)
         # The warm start: the last two distinct vertices returned, newest first. Shapes are
         # immutable, so this one piece of mutable state lives in a list (it never changes the
         # answer, only where the climb starts).
@@ -166,7 +169,7 @@ class Hull(Shape):
                     bd, best = d, i
             self._warm[0] = best
             return vl[best]
-        adj = self._adj
+        nbrs = self._nbrs
         warm = self._warm
         i = warm[0]
         vx, vy, vz = vl[i]
@@ -181,8 +184,7 @@ class Hull(Shape):
         for _ in range(self._cap):
             # steepest ascent: the best neighbour, so the walk takes as few moves as possible
             nxt = -1
-            for j in adj[i]:
-                vx, vy, vz = vl[j]
+            for j, vx, vy, vz in nbrs[i]:
                 d = vx * x + vy * y + vz * z
                 if d > bd:
                     bd, nxt = d, j
@@ -244,6 +246,17 @@ class _CountingList(list):
         return list.__getitem__(self, i)
 
 
+class _CountingNeighbours(list):
+    """The neighbour lists of a ``CountingHull``: each list read counts its vertices as read."""
+
+    __slots__ = ("counter",)
+
+    def __getitem__(self, i):
+        item = list.__getitem__(self, i)
+        self.counter.reads += len(item)
+        return item
+
+
 class CountingHull(Hull):
     """A ``Hull`` that always climbs and counts the vertices its support calls evaluate (for
     benchmarks and tests).
@@ -260,6 +273,9 @@ class CountingHull(Hull):
         counted = _CountingList(self._vl)
         counted.reads = 0
         object.__setattr__(self, "_vl", counted)
+        neighbours = _CountingNeighbours(self._nbrs)
+        neighbours.counter = counted
+        object.__setattr__(self, "_nbrs", neighbours)
         object.__setattr__(self, "_counts", [0, 0])  # calls, most in one call
 
     @property
