@@ -48,7 +48,7 @@ SCAN_MAX_VERTICES = 8
 # cell's vertex if it is higher: coherent queries (GJK's iterations, a watched pair from frame to
 # frame) mostly end before and pay nothing, while an unrelated direction (MPR's portal search)
 # resumes next to its answer.
-SEED_JUMP_MOVES = 1
+JUMP_AFTER_MOVES = 1
 _INF = float("inf")
 # Cells along each edge of a cube-map face: about one vertex per cell, at most this many.
 CUBE_MAP_MAX_CELLS = 16
@@ -192,7 +192,7 @@ class Hull(Shape):
                 break
             i = nxt
             moves += 1
-            if moves == SEED_JUMP_MOVES:
+            if moves == JUMP_AFTER_MOVES:
                 # Maybe a long walk ahead (the direction changed a lot): jump to the support
                 # vertex of the nearest cube-map direction, if it is higher.
                 j = self._map[_cell(x, y, z, self._cells)]

@@ -33,6 +33,7 @@ kept); an answer is never silently wrong.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -50,15 +51,12 @@ def penetration(a, b, method: str = "epa"):
         if a.margin > 0.0 or b.margin > 0.0:
             return _mpr_rounded(a, b)
         estimate = mpr.estimate(a, b)
-        if estimate is None or estimate.status is not Status.FAILED:
-            return None if estimate is None else mpr.contact(estimate)
-        # MPR found no boundary point along its estimate: EPA's answer, saying so.
-        exact = penetration(a, b, "epa")
-        if exact is None:
+        if estimate is None:
             return None
-        return Contact(exact.depth, exact.normal, exact.point_a, exact.point_b,
-                       exact.iterations, exact.support_calls + estimate.calls,
-                       Status.DEGENERATE, "mpr")
+        if estimate.status is not Status.FAILED:
+            return mpr.contact(estimate)
+        # MPR found no boundary point along its estimate: EPA's answer, saying so.
+        return _answered_by_epa(penetration(a, b, "epa"), estimate.calls)
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
             res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
@@ -119,11 +117,18 @@ def _mpr_rounded(a, b):
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
                         shapes=(a, b))
-    if est is not None and contact is not None and res.intersecting:
+    if est is not None and res.intersecting:
         # MPR could not decide on overlapping cores: EPA answered (as for sharp shapes).
-        contact = Contact(contact.depth, contact.normal, contact.point_a, contact.point_b,
-                          contact.iterations, contact.support_calls, Status.DEGENERATE, "mpr")
+        return _answered_by_epa(contact, 0)
     return contact
+
+
+def _answered_by_epa(contact, mpr_calls):
+    """EPA's ``contact`` standing in for MPR's undecided estimate: status DEGENERATE says so."""
+    if contact is None:
+        return None
+    return replace(contact, support_calls=contact.support_calls + mpr_calls,
+                   status=Status.DEGENERATE, method="mpr")
 
 
 def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
