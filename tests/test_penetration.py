@@ -303,3 +303,21 @@ def test_mpr_on_every_kind_and_scale_touches_after_translation(seed):
         rest = penetration(moved, b)
         assert rest is None or rest.depth <= 1e-7 * scale
     assert checked > 50
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_undecided_mpr_hands_over_to_epa_and_says_so(monkeypatch, rounded):
+    # When MPR cannot decide (status FAILED) EPA answers, for sharp shapes and for the cores of
+    # rounded ones alike, with status DEGENERATE and MPR's calls counted.
+    from convex_tools.core import mpr
+    make = (lambda: RoundBox((1, 1, 1), 0.25)) if rounded else (lambda: Box((1, 1, 1)))
+    a, b = make(), translated(make(), (1.5, 0.2, 0.1))
+    exact = penetration(a, b, "epa")
+    nan = (math.nan,) * 3
+    monkeypatch.setattr(mpr, "estimate", lambda *_: mpr.Estimate(math.nan, nan, nan, nan, 7,
+                                                                Status.FAILED, nan))
+    c = penetration(a, b, "mpr")
+    assert c.status is Status.DEGENERATE and c.method == "mpr"
+    assert c.depth == pytest.approx(exact.depth, abs=1e-12)
+    np.testing.assert_allclose(c.normal, exact.normal, atol=1e-12)
+    assert c.support_calls >= 7
