@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from convex_tools import core
 from convex_tools.core import epa, gjk, mpr
 from convex_tools.core.hull import Hull
 from convex_tools.core.penetration import penetration
@@ -82,8 +83,11 @@ def test_intersect_agrees_with_gjk(pair):
         assert mpr.intersect(a, b) == d.intersecting
 
 
-def test_intersect_through_gjk_front_door():
-    assert gjk.intersect(Box((1, 1, 1)), translated(Sphere(0.5), (1.4, 0, 0)), method="mpr")
+def test_intersect_through_the_public_front_door():
+    # core.intersect(method="mpr") reaches MPR (queries.py dispatches on the method).
+    a, b = Box((1, 1, 1)), translated(Sphere(0.5), (1.4, 0, 0))
+    assert core.intersect(a, b, method="mpr")
+    assert not core.intersect(a, translated(Sphere(0.5), (1.6, 0, 0)), method="mpr")
 
 
 # --- depth heuristic ------------------------------------------------------------------------------

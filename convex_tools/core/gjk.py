@@ -234,19 +234,11 @@ def distance(a, b, cache: SeparationCache | None = None,
                           res.support_calls, res.status)
 
 
-def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -> bool:
-    """True when ``a`` and ``b`` overlap or touch.
-
-    ``method="gjk"`` is separating-axis GJK with its early out, warm-started by ``cache``;
-    ``method="mpr"`` is Minkowski Portal Refinement (``mpr.intersect``).
-    """
+def intersect(a, b, cache: SeparationCache | None = None) -> bool:
+    """True when ``a`` and ``b`` overlap or touch: separating-axis GJK with its early out,
+    warm-started by ``cache`` (``queries.intersect`` chooses between this and MPR)."""
     validation.shape("a", a)
     validation.shape("b", b)
-    if method == "mpr":
-        from . import mpr
-        return mpr.intersect(a, b)
-    if method != "gjk":
-        raise ValueError(f"method must be 'gjk' or 'mpr', got {method!r}")
     res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
     if cache is not None:
         cache.record(res.v, res.support_calls)

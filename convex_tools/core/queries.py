@@ -1,0 +1,77 @@
+"""The public queries: one entry point per question, dispatching to the algorithm that answers it.
+
+This is the layer ``convex_tools.core`` exports and everything above the core (the Blender layer,
+the level check, user scripts) calls. It chooses *how* a question is answered — which method a
+``method=`` argument names — and leaves each algorithm module (``gjk``, ``mpr``, ``epa``,
+``penetration``, ``manifold``, ``raycast``, ``sweep``) to answer it for a pair of convex shapes.
+The algorithm modules never import this one, so the dependency runs one way: queries → algorithms
+→ shapes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import gjk, manifold, mpr, penetration as depth, raycast, sweep as sweeps, validation
+from .results import SeparationCache
+
+INTERSECT_METHODS = ("gjk", "mpr")
+
+
+def distance(a, b, cache: SeparationCache | None = None,
+             rel_tolerance: float = gjk.REL_TOLERANCE):
+    """Distance and closest points of ``a`` and ``b`` (one common frame): a ``DistanceResult``.
+
+    ``cache`` (a ``SeparationCache``) warm-starts the search from the last ``v`` of this pair;
+    ``rel_tolerance`` bounds the relative error of the distance on curved shapes.
+    """
+    return gjk.distance(a, b, cache, rel_tolerance)
+
+
+def signed_distance(a, b) -> float:
+    """Distance between ``a`` and ``b`` when apart, minus the penetration depth when overlapping."""
+    return depth.signed_distance(a, b)
+
+
+def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -> bool:
+    """True when ``a`` and ``b`` overlap or touch.
+
+    ``method="gjk"`` is separating-axis GJK with its early out, warm-started by ``cache``;
+    ``method="mpr"`` is Minkowski Portal Refinement.
+    """
+    if method not in INTERSECT_METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, INTERSECT_METHODS))}, "
+                         f"got {method!r}")
+    validation.shape("a", a)
+    validation.shape("b", b)
+    if method == "mpr":
+        return mpr.intersect(a, b)
+    return gjk.intersect(a, b, cache=cache)
+
+
+def penetration(a, b, method: str = "epa"):
+    """Penetration of ``a`` and ``b`` as a ``Contact`` (depth, unit normal A→B, witness points);
+    None if they are apart. ``method`` is ``"epa"``, ``"mpr"`` or ``"hybrid"``."""
+    return depth.penetration(a, b, method)
+
+
+def contact_manifold(a, b, max_points: int = manifold.MAX_POINTS):
+    """Contact region of ``a`` and ``b`` as a ``Manifold``; None if they are apart."""
+    return manifold.contact_manifold(a, b, max_points)
+
+
+def ray_cast(shape, origin, direction, max_t=math.inf, cache=None, method="auto"):
+    """First point of ``shape`` on the ray ``origin + t * direction``, t in [0, max_t]: a
+    ``RayHit`` or None (see ``raycast.ray_cast``)."""
+    return raycast.ray_cast(shape, origin, direction, max_t, cache, method)
+
+
+def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
+    """First contact of ``a`` moving by ``translation_a`` and ``b`` by ``translation_b``: a
+    ``SweepHit`` (t in [0, 1]) or None (see ``sweep.sweep``)."""
+    return sweeps.sweep(a, b, translation_a, translation_b, cache)
+
+
+def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
+    """First contact of ``a`` and ``b`` moving between rigid poses (see ``sweep.sweep_rotating``)."""
+    return sweeps.sweep_rotating(a, start_a, end_a, b, start_b, end_b, cache)
