@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the Blender extension archive ``convex_tools-<version>.zip`` and validate it.
 
-    source scripts/env.sh && python scripts/build_extension.py [--out DIR]
+    scripts/run.sh python scripts/build_extension.py [--out DIR]
 
 The add-on package is the ``convex_tools/`` folder of the repository and the manifest is
 ``blender_manifest.toml`` at the repository top level. Blender imports the *root* of an extension
@@ -162,8 +162,9 @@ def build(out_dir: str, blender_ext: str | None = None, manifest_path: str = MAN
 
     tool = find_blender_ext(blender_ext)
     if tool is None:
-        result.errors.append("Blender's blender_ext.py not found (is bpy installed? run "
-                             "`source scripts/env.sh`; or pass --blender-ext / BLENDER_EXT_CLI)")
+        result.errors.append("Blender's blender_ext.py not found (is bpy installed? run this "
+                             "script as `scripts/run.sh python scripts/build_extension.py`; or "
+                             "pass --blender-ext / BLENDER_EXT_CLI)")
         return result
     tags = find_valid_tags(tool)
     tag_args = [f"--valid-tags={tags}"] if tags else ["--valid-tags="]

@@ -21,8 +21,9 @@ def main(argv=None) -> int:
     try:
         import bpy  # noqa: F401  (Blender as a Python module)
     except ImportError:
-        print("check_level: error: the bpy module is missing; run `source scripts/env.sh` "
-              "first (it installs the pinned bpy)", file=sys.stderr)
+        print("check_level: error: the bpy module is missing; run this script as "
+              "`scripts/run.sh python scripts/check_level.py ...` (it installs the pinned bpy)",
+              file=sys.stderr)
         return 2
     import convex_tools
     from convex_tools import cli
