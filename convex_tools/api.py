@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from . import core
+from . import core, level_check
 from .objects import ConversionError, shape_from_object  # noqa: F401  (public API)
 
 
@@ -45,5 +45,4 @@ def check_scene(objects=None, clearance=0.0, **options):
     See ``level_check.check_scene`` for the options (collection, ignore, ignore_pairs,
     clearances, touch_tolerance, progress).
     """
-    from .level_check import check_scene as _check_scene
-    return _check_scene(objects, clearance, **options)
+    return level_check.check_scene(objects, clearance, **options)

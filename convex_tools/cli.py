@@ -3,7 +3,7 @@
     python scripts/check_level.py LEVEL.blend [options]
     blender -b LEVEL.blend -c convex_tools check [options]
 
-Prints a table of the findings, writes JSON / CSV reports and a picture when asked, and exits
+(the second registered by ``attach`` when the add-on is enabled). Prints a table of the findings, writes JSON / CSV reports and a picture when asked, and exits
 with 0 when the level is clean, 1 when it has findings, 2 when the file or the arguments are
 wrong (with a message saying what is wrong).
 """
@@ -388,3 +388,25 @@ def _level_box(level_run):
     if check is None or not check.shapes:
         return np.zeros(3), np.ones(3)
     return check.lower.min(axis=0), check.upper.max(axis=0)
+
+
+# --- Blender's -c command ---------------------------------------------------------------------
+_command_handle = None
+
+
+def attach():
+    """Register ``blender -c convex_tools ...`` (once, however often this is called)."""
+    global _command_handle
+    if _command_handle is None:
+        import bpy
+
+        _command_handle = bpy.utils.register_cli_command("convex_tools", blender_command)
+
+
+def detach():
+    global _command_handle
+    if _command_handle is not None:
+        import bpy
+
+        bpy.utils.unregister_cli_command(_command_handle)
+        _command_handle = None

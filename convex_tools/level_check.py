@@ -1,9 +1,13 @@
 """Level checks on Blender objects: which pairs overlap or keep less than their clearance.
 
 ``check_scene`` gathers the objects to check (the given ones, a collection, or the scene; minus
-the ignored ones), turns each into a world-space core shape (``api.shape_from_object``), works out
-each object's clearance, and hands the rest to ``core.level``. The operator, the command line and
-scripts all go through ``LevelRun`` here, so they check exactly the same pairs.
+the ignored ones), turns each into a world-space core shape (``objects.shape_from_object``), works
+out each object's clearance, and hands the rest to ``core.level``. The operator, the command line
+and scripts all go through ``LevelRun`` here, so they check exactly the same pairs.
+
+The findings of the Check Level operator are stored in the scene (``Scene.convex_level``, see
+``properties``) and drawn in the viewport from there: ``store_findings``, ``show_stored_findings``
+(also after a file is loaded), ``select_pair``.
 
 An object's clearance, first match wins:
 1. ``clearances`` passed in (a mapping of object name or fnmatch pattern to metres);
@@ -25,6 +29,7 @@ import numpy as np
 from .core import level as core_level
 from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
                          LevelCheck, Stats, report_csv, report_json, report_table)
+from .objects import GEOMETRY_TYPES, shape_from_object
 
 __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
            "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
@@ -32,9 +37,6 @@ __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck",
 
 # Custom property (Object Properties > Custom Properties) holding an object's own clearance.
 CLEARANCE_PROPERTY = "convex_clearance"
-
-# Object types that have a surface to collide with (their evaluated mesh gives the hull).
-GEOMETRY_TYPES = {'MESH', 'CURVE', 'SURFACE', 'META', 'FONT'}
 
 # Key of the level findings in the viewport overlay (overlay.show / overlay.clear).
 OVERLAY_KEY = "level_check"
@@ -366,7 +368,7 @@ class SharedShapes:
 
     Levels are built from instances: a thousand crates share one mesh, and a hundred bevelled
     crates one mesh and one modifier stack. Their shapes differ only by the object's matrix, so
-    the shape is made once (``api.shape_from_object``) and moved to every other instance. The
+    the shape is made once (``objects.shape_from_object``) and moved to every other instance. The
     content key is everything the shape can depend on besides the matrix: the object data, its
     modifiers' settings, its vertex group names, its rigid-body and Convex settings. Objects whose
     content may depend on other objects (a modifier pointing at one, geometry nodes, armature or
@@ -387,7 +389,6 @@ class SharedShapes:
         self.reused = 0      # shapes moved from another instance
 
     def shape(self, obj, depsgraph):
-        from .api import shape_from_object
         from .core.shapes import Transformed
 
         key = self._content_key(obj) if self.enabled else None
@@ -635,3 +636,101 @@ def clear_findings():
     from . import overlay
 
     overlay.clear(OVERLAY_KEY)
+
+
+# --- findings stored in the scene (the operator's list) --------------------------------------
+def summary_text(findings, objects, complete=True) -> str:
+    """One line for the panel: objects checked and findings by kind."""
+    overlaps = sum(f.kind == OVERLAP for f in findings)
+    close = len(findings) - overlaps
+    text = (f"{objects} object{'s' * (objects != 1)}: {overlaps} overlap{'s' * (overlaps != 1)}, "
+            f"{close} too close")
+    return text if complete else "Cancelled; so far " + text
+
+
+def store_findings(scene, findings, summary, complete=True):
+    """Keep the findings in ``scene.convex_level`` (saved with the file) and draw them."""
+    settings = scene.convex_level
+    settings.findings.clear()
+    for f in findings:
+        item = settings.findings.add()
+        item.object_a, item.object_b, item.kind = f.object_a, f.object_b, f.kind
+        item.distance, item.clearance = f.distance, f.clearance
+        item.point_a, item.point_b = tuple(f.point_a), tuple(f.point_b)
+    settings["active_index"] = -1  # without the update: storing must not select anything
+    settings.summary = summary
+    settings.complete = complete
+    show_stored_findings(scene)
+
+
+def show_stored_findings(scene):
+    """Draw the findings stored in ``scene`` (or clear the drawing when there are none)."""
+    from . import overlay
+
+    settings = getattr(scene, "convex_level", None)
+    findings = [item.to_finding() for item in settings.findings] if settings is not None else []
+    try:
+        if findings:
+            overlay.show(OVERLAY_KEY, findings_drawing(findings, labels=settings.show_labels))
+        else:
+            overlay.clear(OVERLAY_KEY)
+    except Exception as problem:  # drawing is a convenience; the list still holds the findings
+        print(f"convex_tools: cannot draw the level findings: {problem}")
+
+
+def pair_objects(item):
+    """The objects of a stored finding that still exist."""
+    return [o for o in (bpy.data.objects.get(item.object_a), bpy.data.objects.get(item.object_b))
+            if o is not None]
+
+
+def select_pair(context, item, frame):
+    """Select the two objects of a stored finding (and frame them in the 3D view); False when
+    neither exists any more."""
+    objs = pair_objects(item)
+    if not objs:
+        return False
+    view_layer = context.view_layer
+    for obj in context.selected_objects:
+        obj.select_set(False)
+    for obj in objs:
+        if obj.name in view_layer.objects:
+            obj.select_set(True)
+    view_layer.objects.active = objs[0]
+    if frame:
+        _frame_selected(context)
+    return True
+
+
+def _frame_selected(context):
+    """Frame the selection in the 3D view the click came from (or the first one)."""
+    screen = context.screen
+    if screen is None:
+        return
+    areas = [context.area] if context.area and context.area.type == 'VIEW_3D' else \
+        [a for a in screen.areas if a.type == 'VIEW_3D']
+    for area in areas[:1]:
+        region = next((r for r in area.regions if r.type == 'WINDOW'), None)
+        if region is not None:
+            with context.temp_override(area=area, region=region):
+                bpy.ops.view3d.view_selected()
+
+
+@bpy.app.handlers.persistent
+def _show_findings_on_load(_dummy=None):
+    # Drawings belong to the file that was open: show the findings the new file has stored.
+    try:
+        show_stored_findings(bpy.context.scene)
+    except Exception as problem:
+        print(f"convex_tools: cannot show the stored level findings: {problem}")
+
+
+def attach():
+    if _show_findings_on_load not in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.append(_show_findings_on_load)
+
+
+def detach():
+    while _show_findings_on_load in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(_show_findings_on_load)
+    clear_findings()

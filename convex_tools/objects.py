@@ -46,7 +46,12 @@ RIGID_BODY_KINDS = {"BOX": "BOX", "SPHERE": "SPHERE", "CAPSULE": "CAPSULE",
                     "CYLINDER": "CYLINDER", "CONE": "CONE", "CONVEX_HULL": "HULL",
                     "MESH": "HULL", "COMPOUND": "HULL"}
 
-GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META", "CURVES", "POINTCLOUD"}
+# Object types that become shapes: those whose evaluated geometry Blender turns into a mesh
+# (``Object.to_mesh``). Every part of the add-on (operators, Level Check, watch, pictures) uses
+# this one set. Hair curves (CURVES) and point clouds are left out: ``to_mesh`` refuses them
+# ("Object does not have geometry data"), and the hull of their points would ignore the radius
+# of every strand and point.
+GEOMETRY_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
 
 # Distinct hulls kept (least recently used dropped first); each is the hull of one mesh state.
 HULL_CACHE_SIZE = 4096

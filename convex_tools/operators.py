@@ -1,8 +1,16 @@
-"""Operators: one per query, each drawing its result and reporting it in one line.
+"""Operators: one per query, each drawing its result and reporting it in one line; the Level
+Check and what acts on its findings.
 
-All are read-only queries (no UNDO: they change no scene data besides the stored result text),
+The queries are read-only (no UNDO: they change no scene data besides the stored result text),
 reachable from F3 search and from View3D › Object › Convex Tools. Wrong selections give a
 one-line error report, never a traceback.
+
+"Check Level" (``object.convex_check_level``) checks the selection, a collection or the whole
+scene (Sidebar > Convex > Level Check). In the viewport it runs as a modal operator: the work
+goes in slices on a timer, the progress bar moves, and Esc cancels while keeping what was found.
+Its findings are stored in the scene, drawn and listed (``level_check.store_findings``); clicking
+a row selects and frames the pair. Scripts and the command line use ``level_check.check_scene`` /
+``cli`` instead.
 """
 
 from __future__ import annotations
@@ -11,9 +19,10 @@ import math
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, FloatVectorProperty
+from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
 
-from . import core, overlay, result_drawings
+from . import core, level_check, overlay, result_drawings
+from .core.level import report_csv, report_json
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
 
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
@@ -345,36 +354,241 @@ class OBJECT_OT_convex_watch_remove(bpy.types.Operator):
         return {'FINISHED'}
 
 
-class VIEW3D_MT_convex_tools(bpy.types.Menu):
-    bl_label = "Convex Tools"
-
-    def draw(self, context):
-        layout = self.layout
-        for op in QUERY_OPERATORS:
-            layout.operator(op.bl_idname)
-        layout.separator()
-        layout.operator(OBJECT_OT_convex_watch_add.bl_idname)
-        layout.operator(OBJECT_OT_convex_clear.bl_idname)
-
-
-def _menu(self, context):
-    self.layout.menu(VIEW3D_MT_convex_tools.__name__)
-
-
 QUERY_OPERATORS = (OBJECT_OT_convex_distance, OBJECT_OT_convex_penetration,
                    OBJECT_OT_convex_contact, OBJECT_OT_convex_ray_cast, OBJECT_OT_convex_sweep,
                    OBJECT_OT_convex_convert)
-CLASSES = QUERY_OPERATORS + (OBJECT_OT_convex_clear, OBJECT_OT_convex_watch_add,
-                             OBJECT_OT_convex_watch_remove, VIEW3D_MT_convex_tools)
 
 
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.VIEW3D_MT_object.append(_menu)
+# --- Level Check -----------------------------------------------------------------------------
+# Seconds of work per timer tick of the modal check: the viewport stays responsive.
+SLICE_SECONDS = 0.05
+TIMER_INTERVAL = 0.01
 
 
-def unregister():
-    bpy.types.VIEW3D_MT_object.remove(_menu)
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+def _level_settings(context):
+    return context.scene.convex_level
+
+
+def level_run(context):
+    """A ``level_check.LevelRun`` with the options of the Level Check panel."""
+    settings = _level_settings(context)
+    objects = None
+    collection = None
+    if settings.scope == 'SELECTED':
+        objects = list(context.selected_objects)
+    elif settings.scope == 'COLLECTION':
+        collection = settings.collection
+    ignore = [settings.ignore_collection] if settings.ignore_collection else []
+    pairs = [p.strip() for p in settings.ignore_pairs.split(",") if p.strip()]
+    return level_check.LevelRun(objects, settings.clearance, collection=collection,
+                                ignore=ignore, ignore_pairs=pairs,
+                                touch_tolerance=settings.touch_tolerance, context=context)
+
+
+class OBJECT_OT_convex_check_level(bpy.types.Operator):
+    """Find objects that overlap or are closer than the clearance (the selection, a collection or the scene); Esc cancels"""
+
+    bl_idname = "object.convex_check_level"
+    bl_label = "Check Level"
+    bl_options = {'REGISTER'}
+
+    _timer = None
+    _run = None
+
+    @classmethod
+    def poll(cls, context):
+        settings = getattr(context.scene, "convex_level", None)
+        if settings is None:
+            return False
+        if settings.scope == 'COLLECTION' and settings.collection is None:
+            cls.poll_message_set("Choose the collection to check")
+            return False
+        if settings.scope == 'SELECTED' and len(context.selected_objects) < 2:
+            cls.poll_message_set("Select at least two objects")
+            return False
+        return True
+
+    def execute(self, context):
+        # Scripts and background mode: run to the end, printing progress when headless.
+        try:
+            run = level_run(context)
+        except ValueError as problem:
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
+        wm = context.window_manager
+        wm.progress_begin(0.0, 1.0)
+        last = [-1]
+
+        def progress(fraction, phase):
+            wm.progress_update(fraction)
+            if bpy.app.background and int(fraction * 10) != last[0]:
+                last[0] = int(fraction * 10)
+                print(f"Check Level: {100 * fraction:.0f}% {phase}")
+
+        try:
+            findings = run.run(progress)
+        except ValueError as problem:
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
+        finally:
+            wm.progress_end()
+        return self._finish(context, run, findings)
+
+    def invoke(self, context, event):
+        if context.window is None or bpy.app.background:  # no event loop to drive a timer
+            return self.execute(context)
+        try:
+            self._run = level_run(context)
+        except ValueError as problem:
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
+        wm = context.window_manager
+        wm.progress_begin(0.0, 1.0)
+        self._timer = wm.event_timer_add(TIMER_INTERVAL, window=context.window)
+        wm.modal_handler_add(self)
+        context.workspace.status_text_set("Checking the level... (Esc to cancel)")
+        return {'RUNNING_MODAL'}
+
+    def modal(self, context, event):
+        if event.type == 'ESC':
+            findings = self._run.findings
+            self._stop(context)
+            self._finish(context, self._run, findings, cancelled=True)
+            return {'CANCELLED'}
+        if event.type != 'TIMER':
+            return {'PASS_THROUGH'}
+        try:
+            done = self._run.step(SLICE_SECONDS)
+        except ValueError as problem:
+            self._stop(context)
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
+        context.window_manager.progress_update(self._run.fraction)
+        context.workspace.status_text_set(
+            f"Checking the level: {100 * self._run.fraction:.0f}%, {self._run.phase} "
+            f"(Esc to cancel)")
+        if not done:
+            return {'RUNNING_MODAL'}
+        self._stop(context)
+        return self._finish(context, self._run, self._run.findings)
+
+    def _stop(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+
+    def _finish(self, context, run, findings, cancelled=False):
+        summary = level_check.summary_text(findings, len(run.shapes), complete=not cancelled)
+        level_check.store_findings(context.scene, findings, summary, complete=not cancelled)
+        for name, reason in run.skipped:
+            self.report({'WARNING'}, f"Skipped {name}: {reason}")
+        if cancelled:
+            self.report({'WARNING'}, summary)
+            return {'CANCELLED'}
+        self.report({'WARNING'} if findings else {'INFO'},
+                    summary if findings else f"{summary}: the level is clean")
+        return {'FINISHED'}
+
+
+class OBJECT_OT_convex_select_finding(bpy.types.Operator):
+    """Select the two objects of a Level Check finding and frame them"""
+
+    bl_idname = "object.convex_select_finding"
+    bl_label = "Select Finding"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    index: IntProperty(name="Index", default=-1, options={'SKIP_SAVE'})
+    frame: BoolProperty(name="Frame", default=True)
+
+    @classmethod
+    def poll(cls, context):
+        settings = getattr(context.scene, "convex_level", None)
+        return settings is not None and len(settings.findings) > 0
+
+    def execute(self, context):
+        settings = _level_settings(context)
+        index = settings.active_index if self.index < 0 else self.index
+        if not 0 <= index < len(settings.findings):
+            self.report({'ERROR'}, "There is no such finding; run Check Level again")
+            return {'CANCELLED'}
+        if not level_check.select_pair(context, settings.findings[index], self.frame):
+            self.report({'ERROR'}, "The objects of this finding no longer exist")
+            return {'CANCELLED'}
+        return {'FINISHED'}
+
+
+class OBJECT_OT_convex_select_offending(bpy.types.Operator):
+    """Select every object that is part of a Level Check finding"""
+
+    bl_idname = "object.convex_select_offending"
+    bl_label = "Select All Offending"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        settings = getattr(context.scene, "convex_level", None)
+        return settings is not None and len(settings.findings) > 0
+
+    def execute(self, context):
+        view_layer = context.view_layer
+        for obj in context.selected_objects:
+            obj.select_set(False)
+        names = sorted({n for item in _level_settings(context).findings
+                        for n in (item.object_a, item.object_b)})
+        selected = [bpy.data.objects[n] for n in names
+                    if n in bpy.data.objects and n in view_layer.objects]
+        for obj in selected:
+            obj.select_set(True)
+        if selected:
+            view_layer.objects.active = selected[0]
+        self.report({'INFO'}, f"Selected {len(selected)} objects")
+        return {'FINISHED'}
+
+
+class OBJECT_OT_convex_clear_level(bpy.types.Operator):
+    """Clear the Level Check findings from the list and the viewport"""
+
+    bl_idname = "object.convex_clear_level"
+    bl_label = "Clear Findings"
+    bl_options = {'REGISTER'}
+
+    def execute(self, context):
+        level_check.store_findings(context.scene, [], "")
+        return {'FINISHED'}
+
+
+class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
+    """Save the Level Check findings as a JSON or CSV report"""
+
+    bl_idname = "object.convex_export_level_report"
+    bl_label = "Export Report"
+    bl_options = {'REGISTER'}
+
+    filepath: StringProperty(subtype='FILE_PATH')
+    filter_glob: StringProperty(default="*.json;*.csv", options={'HIDDEN'})
+
+    def invoke(self, context, event):
+        if not self.filepath:
+            self.filepath = bpy.path.ensure_ext(
+                bpy.path.display_name_from_filepath(bpy.data.filepath) or "level", "_report.json")
+        context.window_manager.fileselect_add(self)
+        return {'RUNNING_MODAL'}
+
+    def execute(self, context):
+        settings = _level_settings(context)
+        findings = [item.to_finding() for item in settings.findings]
+        path = bpy.path.abspath(self.filepath)
+        text = report_csv(findings) if path.lower().endswith(".csv") else \
+            report_json(findings, file=bpy.path.basename(bpy.data.filepath),
+                        clearance=settings.clearance)
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as problem:
+            self.report({'ERROR'}, f"Cannot write {path}: {problem.strerror}")
+            return {'CANCELLED'}
+        self.report({'INFO'}, f"Saved {len(findings)} findings to {path}")
+        return {'FINISHED'}

@@ -2,7 +2,7 @@
 
 A ``Drawing`` is plain data (lines, points, labels by colour role). Drawings are kept under keys
 (one per query or feature: "distance", "level", "watch:…") and drawn by the same two functions
-in the viewport (draw handlers, added in ``register`` and removed in ``unregister``) and in the
+in the viewport (draw handlers, added by ``attach`` and removed by ``detach``) and in the
 offscreen pictures of ``picture``: ``draw_geometry`` with the view-projection already loaded,
 ``draw_labels`` in pixel space with a projection function. Colours and sizes come from the
 add-on preferences (``preferences.style``).
@@ -206,13 +206,16 @@ def projector(view_projection, width, height):
     return project
 
 
-def register():
+def attach():
+    """Add the viewport draw handlers (once, however often this is called)."""
+    if _handles:
+        return
     space = bpy.types.SpaceView3D
     _handles.append(space.draw_handler_add(_draw_view, (), 'WINDOW', 'POST_VIEW'))
     _handles.append(space.draw_handler_add(_draw_pixel, (), 'WINDOW', 'POST_PIXEL'))
 
 
-def unregister():
+def detach():
     space = bpy.types.SpaceView3D
     while _handles:
         space.draw_handler_remove(_handles.pop(), 'WINDOW')

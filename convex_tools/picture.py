@@ -15,6 +15,7 @@ import numpy as np
 from mathutils import Matrix, Vector
 
 from . import overlay
+from .objects import GEOMETRY_TYPES
 
 _gpu_ready = False
 
@@ -61,7 +62,7 @@ def scene_points(scene, keys=None) -> np.ndarray:
     """(N, 3) world points to frame: visible objects' bounding-box corners and drawn points."""
     points = []
     for obj in scene.objects:
-        if obj.type in {'MESH', 'CURVE', 'SURFACE', 'FONT', 'META'} and obj.visible_get():
+        if obj.type in GEOMETRY_TYPES and obj.visible_get():
             m = obj.matrix_world
             points.extend(tuple(m @ Vector(c)) for c in obj.bound_box)
     for drawing in overlay.drawings(keys):

@@ -68,11 +68,3 @@ def style():
         return dict(DEFAULT_COLORS), DEFAULT_LINE_WIDTH, DEFAULT_POINT_SIZE, DEFAULT_LABEL_SIZE
     colors = {role: tuple(getattr(prefs, f"color_{role}")) for role in DEFAULT_COLORS}
     return colors, prefs.line_width, prefs.point_size, prefs.label_size
-
-
-def register():
-    bpy.utils.register_class(ConvexToolsPreferences)
-
-
-def unregister():
-    bpy.utils.unregister_class(ConvexToolsPreferences)

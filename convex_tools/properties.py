@@ -1,11 +1,16 @@
-"""Per-object shape settings and per-scene results, overlay toggles and watch list.
+"""Per-object shape settings; per-scene results, overlay toggles, watch list and Level Check.
 
-Everything here is saved in the .blend: ``Object.convex_tools`` and ``Scene.convex_tools``.
+Everything here is saved in the .blend: ``Object.convex_tools``, ``Scene.convex_tools`` and
+``Scene.convex_level`` (the Level Check's options and its last findings).
 """
 
 import bpy
+import numpy as np
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
                        FloatVectorProperty, IntProperty, PointerProperty, StringProperty)
+
+from . import level_check
+from .core.level import OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, Finding
 
 KIND_ITEMS = [
     ('AUTO', "Auto", "Rigid-body collision shape if any, else the convex hull of the mesh"),
@@ -79,18 +84,87 @@ class ConvexSceneSettings(bpy.types.PropertyGroup):
     watch_index: IntProperty(default=0)
 
 
-CLASSES = (ConvexShapeSettings, ConvexWatchPair, ConvexSceneSettings)
+# --- Level Check ------------------------------------------------------------------------------
+FINDING_KINDS = [(OVERLAP, "Overlap", "The two objects overlap"),
+                 (TOO_CLOSE, "Too Close", "The two objects are closer than their clearance")]
 
 
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Object.convex_tools = PointerProperty(type=ConvexShapeSettings)
-    bpy.types.Scene.convex_tools = PointerProperty(type=ConvexSceneSettings)
+class ConvexLevelFinding(bpy.types.PropertyGroup):
+    """One finding of the last Level Check, as shown in the Sidebar list."""
+
+    object_a: StringProperty(name="Object A")
+    object_b: StringProperty(name="Object B")
+    kind: EnumProperty(name="Kind", items=FINDING_KINDS)
+    distance: FloatProperty(name="Distance", unit='LENGTH',
+                            description="Gap between the objects; negative: overlap depth")
+    clearance: FloatProperty(name="Clearance", unit='LENGTH')
+    point_a: FloatVectorProperty(name="Point A", size=3, subtype='XYZ', unit='LENGTH')
+    point_b: FloatVectorProperty(name="Point B", size=3, subtype='XYZ', unit='LENGTH')
+
+    def to_finding(self) -> Finding:
+        return Finding(self.object_a, self.object_b, self.kind, self.distance,
+                       np.array(self.point_a), np.array(self.point_b), self.clearance)
 
 
-def unregister():
-    del bpy.types.Scene.convex_tools
-    del bpy.types.Object.convex_tools
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+def _on_active_finding(self, context):
+    if 0 <= self.active_index < len(self.findings):
+        level_check.select_pair(context, self.findings[self.active_index], frame=True)
+
+
+def _on_show_labels(self, context):
+    level_check.show_stored_findings(context.scene)
+
+
+class ConvexLevelSettings(bpy.types.PropertyGroup):
+    """Options and results of the Level Check (Scene > convex_level)."""
+
+    scope: EnumProperty(
+        name="Check", default='SCENE',
+        items=[('SELECTED', "Selected", "Check the selected objects against each other"),
+               ('COLLECTION', "Collection", "Check the objects of one collection"),
+               ('SCENE', "Scene", "Check every object of the scene")])
+    collection: PointerProperty(name="Collection", type=bpy.types.Collection,
+                                description="Collection to check")
+    clearance: FloatProperty(
+        name="Clearance", unit='LENGTH', min=0.0, soft_max=10.0, default=0.0, precision=3,
+        description="Free space every object needs around it unless it has its own clearance "
+                    f"(custom property {level_check.CLEARANCE_PROPERTY} or its Own Clearance "
+                    "setting). 0: objects without their own clearance are checked for overlaps "
+                    "only")
+    touch_tolerance: FloatProperty(
+        name="Touch Tolerance", unit='LENGTH', min=0.0, soft_max=0.01, default=TOUCH_TOLERANCE,
+        precision=5, description="Overlaps no deeper than this count as touching")
+    ignore_collection: PointerProperty(
+        name="Ignore", type=bpy.types.Collection,
+        description="Collection whose objects are left out (e.g. floors meant to be touched)")
+    ignore_pairs: StringProperty(
+        name="Ignore Pairs",
+        description="Pairs of name patterns not checked against each other, separated by "
+                    "commas, e.g. 'Lamp*:Pillar*, Door*:Frame*'")
+    findings: CollectionProperty(type=ConvexLevelFinding)
+    active_index: IntProperty(name="Finding", default=-1, update=_on_active_finding)
+    summary: StringProperty(name="Summary")
+    complete: BoolProperty(
+        name="Complete", default=True,
+        description="Whether the stored findings come from a check that ran to the end "
+                    "(a cancelled check keeps what it found so far)")
+    show_labels: BoolProperty(name="Labels", default=True, update=_on_show_labels,
+                              description="Label each finding in the viewport")
+
+
+# Where the property groups hang: (type, attribute, group). Deleted in reverse on detach.
+_POINTERS = ((bpy.types.Object, "convex_tools", ConvexShapeSettings),
+             (bpy.types.Scene, "convex_tools", ConvexSceneSettings),
+             (bpy.types.Scene, "convex_level", ConvexLevelSettings))
+
+
+def attach():
+    """Hang the property groups on Object and Scene (their classes are registered already)."""
+    for owner, name, group in _POINTERS:
+        setattr(owner, name, PointerProperty(type=group))
+
+
+def detach():
+    for owner, name, _ in reversed(_POINTERS):
+        if hasattr(owner, name):
+            delattr(owner, name)

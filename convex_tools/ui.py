@@ -1,9 +1,31 @@
-"""The Sidebar (N panel) tab "Convex": shape settings, queries, results, overlays, watch list."""
+"""Menus and the Sidebar (N panel) tab "Convex": shape settings, queries, results, overlays,
+watch list, and the Level Check with its list of findings."""
 
 import bpy
 
 from . import operators
+from .core.level import OVERLAP
 from .objects import GEOMETRY_TYPES, describe
+
+
+class VIEW3D_MT_convex_tools(bpy.types.Menu):
+    """View3D › Object › Convex Tools: every operator of the add-on (F3 search finds them too)"""
+
+    bl_label = "Convex Tools"
+
+    def draw(self, context):
+        layout = self.layout
+        for op in operators.QUERY_OPERATORS:
+            layout.operator(op.bl_idname)
+        layout.separator()
+        layout.operator(operators.OBJECT_OT_convex_watch_add.bl_idname)
+        layout.operator(operators.OBJECT_OT_convex_clear.bl_idname)
+        layout.separator()
+        layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+
+
+def _object_menu(self, context):
+    self.layout.menu(VIEW3D_MT_convex_tools.__name__)
 
 
 class CONVEX_UL_watch_pairs(bpy.types.UIList):
@@ -72,14 +94,72 @@ class VIEW3D_PT_convex_tools(bpy.types.Panel):
                              "watch_index", rows=2)
 
 
-CLASSES = (CONVEX_UL_watch_pairs, VIEW3D_PT_convex_tools)
+class CONVEX_UL_level_findings(bpy.types.UIList):
+    """Level Check findings: kind, pair, size."""
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname,
+                  index=0):
+        overlap = item.kind == OVERLAP
+        icon = 'ERROR' if overlap else 'INFO'
+        size = f"{-item.distance:.3f} deep" if overlap else \
+            f"{max(item.distance, 0.0):.3f} < {item.clearance:.3f}"
+        row = layout.row(align=True)
+        row.label(text=f"{item.object_a} / {item.object_b}", icon=icon)
+        row.label(text=size)
+        op = row.operator(operators.OBJECT_OT_convex_select_finding.bl_idname, text="",
+                          icon='ZOOM_SELECTED', emboss=False)
+        op.index = index
+
+    def filter_items(self, context, data, propname):
+        items = getattr(data, propname)
+        flags = [self.bitflag_filter_item] * len(items)
+        if self.filter_name:
+            pattern = self.filter_name.lower()
+            flags = [self.bitflag_filter_item if pattern in
+                     f"{i.object_a} {i.object_b}".lower() else 0 for i in items]
+        return flags, []
 
 
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
+class VIEW3D_PT_convex_level(bpy.types.Panel):
+    bl_label = "Level Check"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Convex"
+
+    def draw(self, context):
+        settings = context.scene.convex_level
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        col = layout.column()
+        col.prop(settings, "scope", expand=True)
+        if settings.scope == 'COLLECTION':
+            col.prop(settings, "collection")
+        col.prop(settings, "clearance")
+        col.prop(settings, "touch_tolerance")
+        col.prop(settings, "ignore_collection")
+        col.prop(settings, "ignore_pairs")
+        layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        if not settings.summary:
+            return
+        layout.label(text=settings.summary, icon='NONE' if settings.complete else 'ERROR')
+        if settings.findings:
+            layout.template_list("CONVEX_UL_level_findings", "", settings, "findings",
+                                 settings, "active_index", rows=6)
+            row = layout.row(align=True)
+            row.operator(operators.OBJECT_OT_convex_select_offending.bl_idname,
+                         icon='RESTRICT_SELECT_OFF')
+            row.prop(settings, "show_labels", toggle=True)
+            row = layout.row(align=True)
+            row.operator(operators.OBJECT_OT_convex_export_level_report.bl_idname, icon='EXPORT')
+            row.operator(operators.OBJECT_OT_convex_clear_level.bl_idname, icon='X')
 
 
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+def attach():
+    """The Convex Tools submenu in View3D › Object (once, however often this is called)."""
+    bpy.types.VIEW3D_MT_object.remove(_object_menu)
+    bpy.types.VIEW3D_MT_object.append(_object_menu)
+
+
+def detach():
+    bpy.types.VIEW3D_MT_object.remove(_object_menu)

@@ -96,12 +96,13 @@ def _on_depsgraph_update(scene, depsgraph):
         refresh(scene, depsgraph)
 
 
-def register():
-    bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph_update)
+def attach():
+    if _on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph_update)
 
 
-def unregister():
-    if _on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
+def detach():
+    while _on_depsgraph_update in bpy.app.handlers.depsgraph_update_post:
         bpy.app.handlers.depsgraph_update_post.remove(_on_depsgraph_update)
     _local.clear()
     _caches.clear()

@@ -232,41 +232,97 @@ def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
 
 # --- lifecycle -----------------------------------------------------------------------------
 
+def installed():
+    """Everything registration puts into Blender, as (description, present) pairs."""
+    from convex_tools import cli, level_check, overlay, ui, watch
+    return [
+        ("Object.convex_tools", hasattr(bpy.types.Object, "convex_tools")),
+        ("Scene.convex_tools", hasattr(bpy.types.Scene, "convex_tools")),
+        ("Scene.convex_level", hasattr(bpy.types.Scene, "convex_level")),
+        ("draw handlers", bool(overlay._handles)),
+        ("depsgraph handler", watch._on_depsgraph_update in
+         bpy.app.handlers.depsgraph_update_post),
+        ("load_post handler", level_check._show_findings_on_load in bpy.app.handlers.load_post),
+        ("Object menu entry", ui._object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()),
+        ("-c convex_tools command", cli._command_handle is not None),
+        *((cls.__name__, cls.is_registered) for cls in convex_tools_classes()),
+    ]
+
+
+def convex_tools_classes():
+    import convex_tools
+    return convex_tools.classes()
+
+
+def assert_nothing_installed():
+    assert [name for name, present in installed() if present] == []
+    assert not hasattr(bpy.types, "OBJECT_OT_convex_distance")
+    assert not hasattr(bpy.types, "VIEW3D_PT_convex_tools")
+
+
 def test_unregister_leaves_nothing_behind_and_register_again_works():
     import convex_tools
-    from convex_tools import operators, overlay, watch
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    handlers_before = len(bpy.app.handlers.depsgraph_update_post)
+    handlers_before = {name: len(getattr(bpy.app.handlers, name))
+                       for name in ("depsgraph_update_post", "load_post")}
     for _ in range(2):
         convex_tools.register()
-        assert hasattr(bpy.types.Scene, "convex_tools")
-        assert hasattr(bpy.types, "OBJECT_OT_convex_distance")
+        assert [name for name, present in installed() if not present] == []
         convex_tools.unregister()
-        assert not hasattr(bpy.types.Scene, "convex_tools")
-        assert not hasattr(bpy.types.Object, "convex_tools")
-        assert not hasattr(bpy.types, "OBJECT_OT_convex_distance")
-        assert not hasattr(bpy.types, "VIEW3D_PT_convex_tools")
-        assert overlay._handles == []
-        assert watch._on_depsgraph_update not in bpy.app.handlers.depsgraph_update_post
-        assert len(bpy.app.handlers.depsgraph_update_post) == handlers_before
-        for cls in all_classes():
-            assert not cls.is_registered, cls
-        assert operators._menu not in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+        assert_nothing_installed()
+        assert {name: len(getattr(bpy.app.handlers, name))
+                for name in handlers_before} == handlers_before
 
 
-def all_classes():
-    from convex_tools import operators, preferences, properties, ui
-    return (preferences.ConvexToolsPreferences, *properties.CLASSES, *operators.CLASSES,
-            *ui.CLASSES)
+def test_unregistering_twice_raises_nothing():
+    # Regression: the second unregister raised AttributeError (Scene has no convex_level).
+    import convex_tools
+    convex_tools.register()
+    convex_tools.unregister()
+    convex_tools.unregister()
+    assert_nothing_installed()
+
+
+def test_registering_twice_installs_everything_once():
+    # Regression: the second register raised ValueError (already registered as a subclass).
+    import convex_tools
+    from convex_tools import level_check, overlay, ui, watch
+    convex_tools.register()
+    try:
+        convex_tools.register()
+        assert len(overlay._handles) == 2
+        assert bpy.app.handlers.depsgraph_update_post.count(watch._on_depsgraph_update) == 1
+        assert bpy.app.handlers.load_post.count(level_check._show_findings_on_load) == 1
+        assert bpy.types.VIEW3D_MT_object._dyn_ui_initialize().count(ui._object_menu) == 1
+    finally:
+        convex_tools.unregister()
+    assert_nothing_installed()
+
+
+def test_the_classes_tuple_holds_every_class_the_add_on_defines():
+    import importlib
+    import pkgutil
+
+    import convex_tools
+    registrable = (bpy.types.Operator, bpy.types.Panel, bpy.types.Menu, bpy.types.UIList,
+                   bpy.types.PropertyGroup, bpy.types.AddonPreferences)
+    defined = set()
+    for info in pkgutil.iter_modules(convex_tools.__path__):
+        if info.name == "core":
+            continue
+        module = importlib.import_module(f"convex_tools.{info.name}")
+        defined.update(value for value in vars(module).values()
+                       if isinstance(value, type) and issubclass(value, registrable)
+                       and value.__module__ == module.__name__)
+    classes = convex_tools.classes()
+    assert len(set(classes)) == len(classes)
+    assert set(classes) == defined
 
 
 def test_register_installs_handlers_menu_and_classes(addon):
-    from convex_tools import operators, overlay, watch
+    from convex_tools import overlay
     assert len(overlay._handles) == 2     # POST_VIEW geometry and POST_PIXEL labels
-    assert watch._on_depsgraph_update in bpy.app.handlers.depsgraph_update_post
-    assert operators._menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
-    for cls in all_classes():
-        assert cls.is_registered, cls
+    assert [name for name, present in installed() if not present] == []
 
 
 def test_settings_survive_save_and_reload(addon, tmp_path):

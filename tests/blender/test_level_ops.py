@@ -5,7 +5,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 import convex_tools  # noqa: E402
-from convex_tools import level_ops  # noqa: E402
+from convex_tools import cli, operators  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_findings_are_drawn_in_the_overlay(scene):
 def test_the_panel_and_list_are_registered_in_the_convex_tab(addon):
     assert bpy.types.VIEW3D_PT_convex_level.bl_category == "Convex"
     assert hasattr(bpy.types, "CONVEX_UL_level_findings")
-    assert level_ops._cli_handle is not None
+    assert cli._command_handle is not None
 
 
 def test_invoking_in_background_runs_to_the_end(scene):
@@ -162,14 +162,14 @@ class _Event:
 class _ModalDriver:
     """Drives the operator's modal() by hand, as the window manager would with timer events."""
 
-    _op = level_ops.OBJECT_OT_convex_check_level
+    _op = operators.OBJECT_OT_convex_check_level
     modal = _op.modal
     _stop = _op._stop
     _finish = _op._finish
 
     def __init__(self, context):
         self._timer = None
-        self._run = level_ops._level_run(context)
+        self._run = operators.level_run(context)
         self.reports = []
 
     def report(self, kind, message):
