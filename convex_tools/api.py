@@ -1,8 +1,9 @@
 """Blender objects in, core results out: the scripting API of the add-on (API.md).
 
-Every function converts the objects with ``shape_from_object`` (world space, evaluated geometry,
-rigid-body conventions; see ``objects``) and runs the core query, so a result here equals the
-core's result for the same world-space shapes.
+Every function takes objects or object names (as ``check_scene`` does; anything else is a
+``ValueError`` naming the argument), converts them with ``shape_from_object`` (world space,
+evaluated geometry, rigid-body conventions; see ``objects``) and runs the core query, so a result
+here equals the core's result for the same world-space shapes.
 """
 
 from __future__ import annotations
@@ -10,32 +11,37 @@ from __future__ import annotations
 import math
 
 from . import core, level_check
-from .objects import ConversionError, shape_from_object  # noqa: F401  (public API)
+from .objects import ConversionError, resolve_object, shape_from_object  # noqa: F401
+
+
+def _shape(item, argument):
+    """World-space shape of an object or object name; ``ValueError`` naming ``argument``."""
+    return shape_from_object(resolve_object(item, argument))
 
 
 def distance(obj_a, obj_b):
     """``core.distance`` of two objects: ``DistanceResult`` (distance, point_a, point_b, ...)."""
-    return core.distance(shape_from_object(obj_a), shape_from_object(obj_b))
+    return core.distance(_shape(obj_a, "obj_a"), _shape(obj_b, "obj_b"))
 
 
 def penetration(obj_a, obj_b, method: str = "epa"):
     """``core.penetration``: a ``Contact`` (depth, normal A→B, points), or None if apart."""
-    return core.penetration(shape_from_object(obj_a), shape_from_object(obj_b), method)
+    return core.penetration(_shape(obj_a, "obj_a"), _shape(obj_b, "obj_b"), method)
 
 
 def contact_manifold(obj_a, obj_b):
     """``core.contact_manifold``: a ``Manifold`` (normal, points, depths), or None if apart."""
-    return core.contact_manifold(shape_from_object(obj_a), shape_from_object(obj_b))
+    return core.contact_manifold(_shape(obj_a, "obj_a"), _shape(obj_b, "obj_b"))
 
 
 def ray_cast(obj, origin, direction, max_t=math.inf):
     """``core.ray_cast`` against one object: a ``RayHit`` (t, point, normal), or None."""
-    return core.ray_cast(shape_from_object(obj), origin, direction, max_t)
+    return core.ray_cast(_shape(obj, "obj"), origin, direction, max_t)
 
 
 def sweep(obj_a, obj_b, translation_a, translation_b=(0.0, 0.0, 0.0)):
     """``core.sweep``: A moves by ``translation_a``, B by ``translation_b``; a ``SweepHit``."""
-    return core.sweep(shape_from_object(obj_a), shape_from_object(obj_b), translation_a,
+    return core.sweep(_shape(obj_a, "obj_a"), _shape(obj_b, "obj_b"), translation_a,
                       translation_b)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from .core import level as core_level
 from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
                          LevelCheck, Stats, report_csv, report_json, report_table)
-from .objects import GEOMETRY_TYPES, shape_from_object
+from .objects import GEOMETRY_TYPES, resolve_object, shape_from_object
 
 __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
            "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
@@ -206,7 +206,7 @@ def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), igno
 # --- which objects --------------------------------------------------------------------------
 def _objects_to_check(objects, collection, ignore, everything):
     if objects is not None:
-        objs = [_object(o) for o in objects]
+        objs = [resolve_object(o, "objects") for o in objects]
     elif collection is not None:
         objs = list(_collection(collection).all_objects)
     else:
@@ -222,17 +222,6 @@ def _objects_to_check(objects, collection, ignore, everything):
             continue
         out.append(obj)
     return out
-
-
-def _object(item):
-    if isinstance(item, str):
-        obj = bpy.data.objects.get(item)
-        if obj is None:
-            raise ValueError(f"there is no object named {item!r}")
-        return obj
-    if not isinstance(item, bpy.types.Object):
-        raise ValueError(f"expected an object or an object name, got {type(item).__name__}")
-    return item
 
 
 def _collection(item):

@@ -64,6 +64,26 @@ class ConversionError(ValueError):
     """An object cannot become a shape (no geometry, empty mesh, unknown kind)."""
 
 
+def resolve_object(item, argument: str = "obj"):
+    """The Blender object ``item`` is, or names (``bpy.data.objects[item]``); anything else is a
+    ``ValueError`` naming ``argument``. The one rule for every function taking objects."""
+    import bpy
+
+    if isinstance(item, str):
+        obj = bpy.data.objects.get(item)
+        if obj is None:
+            raise ValueError(f"{argument}: there is no object named {item!r}")
+        return obj
+    if not isinstance(item, bpy.types.Object):
+        raise ValueError(f"{argument} must be a Blender object or the name of one, got "
+                         f"{'None' if item is None else type(item).__name__}")
+    try:
+        item.name
+    except ReferenceError:
+        raise ValueError(f"{argument} is an object that was deleted") from None
+    return item
+
+
 def settings_of(obj):
     """The object's Convex Tools settings (None before the add-on is registered)."""
     return getattr(obj, "convex_tools", None)
@@ -116,7 +136,20 @@ def local_half_size(obj, depsgraph) -> np.ndarray:
     """Half the local bounding box of the evaluated object (Blender's rigid-body ``size``)."""
     if obj.type not in GEOMETRY_TYPES:
         raise ConversionError(f"'{obj.name}' is a {obj.type.lower()} object with no geometry")
-    corners = np.array([tuple(c) for c in obj.evaluated_get(depsgraph).bound_box])
+    evaluated = obj.evaluated_get(depsgraph)
+    # An empty mesh has a bounding box of zeros: a primitive fitted to it would be a point at the
+    # origin that counts as checked. Refuse it as a hull of no vertices is refused.
+    if evaluated.type == "MESH":
+        empty = len(evaluated.data.vertices) == 0
+    else:
+        mesh = evaluated.to_mesh()
+        try:
+            empty = mesh is None or len(mesh.vertices) == 0
+        finally:
+            evaluated.to_mesh_clear()
+    if empty:
+        raise ConversionError(f"'{obj.name}' has no vertices to build a shape from")
+    corners = np.array([tuple(c) for c in evaluated.bound_box])
     return 0.5 * (corners.max(axis=0) - corners.min(axis=0))
 
 
@@ -181,9 +214,9 @@ def world_matrix(obj) -> np.ndarray:
 
 
 def shape_from_object(obj, kind: str = "AUTO", depsgraph=None):
-    """World-space core shape of a Blender object (see the module docstring for the rules)."""
-    if obj is None:
-        raise ConversionError("no object given")
+    """World-space core shape of a Blender object, or of the object of that name (see the module
+    docstring for the rules). ``ValueError`` (``ConversionError``) when it cannot be one."""
+    obj = resolve_object(obj, "obj")
     depsgraph = _depsgraph(depsgraph)
     resolved = resolve_kind(obj, kind)
     try:
