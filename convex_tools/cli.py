@@ -3,9 +3,16 @@
     python scripts/check_level.py LEVEL.blend [options]
     blender -b LEVEL.blend -c convex_tools check [options]
 
-(the second registered by ``attach`` when the add-on is enabled). Prints a table of the findings, writes JSON / CSV reports and a picture when asked, and exits
-with 0 when the level is clean, 1 when it has findings, 2 when the file or the arguments are
-wrong (with a message saying what is wrong).
+(the second registered by ``attach`` when the add-on is enabled). Prints a table of the
+findings (``--quiet``: one summary line), writes JSON / CSV reports and a picture when asked, and
+exits with 0 when the level is clean, 1 when it has findings, 2 when the file, the arguments or
+an output path are wrong (with a message saying what is wrong), 130 when interrupted (Ctrl-C).
+
+Reports always describe the latest run: once the arguments are understood, every report asked
+for is replaced by one marked incomplete ("the check has not finished"), then by the final one;
+an interrupted run writes the findings it had, marked incomplete, and an error writes its
+reason. Each write is atomic (``files``), so a pipeline never reads half a report, nor an old
+report that looks current.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from dataclasses import dataclass, field
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130   # 128 + SIGINT: what shells report for a command stopped by Ctrl-C
 
 # Progress lines on stderr at most this often (seconds), and only for checks that take longer.
 PROGRESS_INTERVAL = 1.0
@@ -47,8 +55,11 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("blend", nargs="?",
                         help="the .blend file to check (default: the file Blender has open)")
     parser.add_argument("--clearance", type=_length, default=0.0, metavar="M",
-                        help="free space every object needs around it, in metres; 0 (the "
-                             "default) reports overlaps only")
+                        help="free space every object needs around it, in metres, unless it "
+                             "has its own (--object-clearance, its custom property "
+                             "convex_clearance or its Own Clearance setting); with 0 (the "
+                             "default) only objects with their own clearance are checked for "
+                             "gaps, the others for overlaps only")
     parser.add_argument("--collection", metavar="NAME",
                         help="check only the objects of this collection (and its children)")
     parser.add_argument("--scene", metavar="NAME", help="scene to check (default: the active one)")
@@ -69,7 +80,9 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON")
     parser.add_argument("--csv", metavar="PATH", help="write the findings as CSV")
     parser.add_argument("--picture", metavar="PATH",
-                        help="render a PNG of the level with the findings drawn and labelled")
+                        help="render a picture of the level with the findings drawn and "
+                             "labelled; the suffix chooses the format: .png, .jpg, .webp, "
+                             ".tif or .bmp")
     parser.add_argument("--picture-size", type=_size, default=DEFAULT_PICTURE_SIZE,
                         metavar="WxH", help="picture size in pixels (default 1600x1000)")
     parser.add_argument("--camera", metavar="NAME",
@@ -78,7 +91,8 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("--max-rows", type=int, default=60, metavar="N",
                         help="rows of the printed table (default 60; the reports hold all)")
     parser.add_argument("--quiet", action="store_true",
-                        help="print only the summary line, not the table")
+                        help="print only one summary line (warnings and errors still go to "
+                             "stderr)")
     return parser
 
 
@@ -145,6 +159,10 @@ def run(argv=None, *, prog="check_level", load=True, out=None, err=None) -> RunR
         message = f"{prog}: {problem}"
         print(message, file=err, flush=True)
         return RunResult(EXIT_ERROR, message=message)
+    except KeyboardInterrupt:  # a second Ctrl-C, while the reports or the picture were written
+        message = f"{prog}: interrupted (Ctrl-C)"
+        print(message, file=err, flush=True)
+        return RunResult(EXIT_INTERRUPTED, message=message)
 
 
 def main(argv=None, prog="check_level") -> int:
@@ -169,37 +187,11 @@ def _run(args, load, out, err) -> RunResult:
     import bpy
 
     from . import level_check
-    from .core.level import (TOUCH_TOLERANCE, count_line, report_csv, report_json,
-                              report_table)
+    from .core.level import TOUCH_TOLERANCE, count_line, report_table
 
     started = time.perf_counter()
-    label = _open(args.blend, load)
-    loaded = time.perf_counter()
-    scene = _scene(args.scene)
-    if args.collection is not None and bpy.data.collections.get(args.collection) is None:
-        raise UsageError(f"error: there is no collection named {args.collection!r} in {label}")
-    if args.camera is not None:
-        camera = bpy.data.objects.get(args.camera)
-        if camera is None or camera.type != 'CAMERA':
-            raise UsageError(f"error: there is no camera named {args.camera!r} in {label}")
-    for path in (args.json, args.csv, args.picture):
-        _check_writable(path)
+    _check_outputs(args)
     tolerance = TOUCH_TOLERANCE if args.touch_tolerance is None else args.touch_tolerance
-
-    progress = _Progress(err)
-    print(f"Checking {label} ...", file=err, flush=True)
-    try:
-        level_run = level_check.LevelRun(
-            None, args.clearance, collection=args.collection, ignore=args.ignore,
-            ignore_pairs=[tuple(p) for p in args.ignore_pair],
-            clearances=dict(args.object_clearance), touch_tolerance=tolerance, scene=scene)
-        findings = level_run.run(progress=progress.update)
-    except ValueError as problem:  # e.g. a malformed custom property
-        raise UsageError(f"error: {problem}") from None
-    stats = level_run.stats
-    stats.times["load"] = loaded - started
-    finished = time.perf_counter()
-
     options = {
         "clearance": args.clearance,
         "touch_tolerance": tolerance,
@@ -208,43 +200,134 @@ def _run(args, load, out, err) -> RunResult:
         "ignore_pairs": [list(p) for p in args.ignore_pair],
         "object_clearance": {p: c for p, c in args.object_clearance},
     }
-    meta = {"file": label, "scene": scene.name, "options": options,
-            "objects_checked": stats.objects,
-            "objects_skipped": [{"object": n, "reason": r} for n, r in level_run.skipped]}
-    if args.json:
-        _write(args.json, report_json(findings, **meta))
-    if args.csv:
-        _write(args.csv, report_csv(findings))
+    reports = _Reports(args, _label(args.blend), options)
+    reports.write([], complete=False, reason="the check has not finished (it is still "
+                                             "running, or it was stopped before writing)")
+    try:
+        label = _open(args.blend, load, quiet=args.quiet)
+        loaded = time.perf_counter()
+        scene = _scene(args.scene)
+        if args.collection is not None and bpy.data.collections.get(args.collection) is None:
+            raise UsageError(f"error: there is no collection named {args.collection!r} in "
+                             f"{label}")
+        if args.camera is not None:
+            camera = bpy.data.objects.get(args.camera)
+            if camera is None or camera.type != 'CAMERA':
+                raise UsageError(f"error: there is no camera named {args.camera!r} in {label}")
+        reports.meta["scene"] = scene.name
+
+        if not args.quiet:
+            print(f"Checking {label} ...", file=err, flush=True)
+        progress = _Progress(err, silent=args.quiet)
+        try:
+            level_run = level_check.LevelRun(
+                None, args.clearance, collection=args.collection, ignore=args.ignore,
+                ignore_pairs=[tuple(p) for p in args.ignore_pair],
+                clearances=dict(args.object_clearance), touch_tolerance=tolerance, scene=scene)
+        except ValueError as problem:
+            raise UsageError(f"error: {problem}") from None
+        try:
+            findings = level_run.run(progress=progress.update)
+            interrupted = ""
+        except KeyboardInterrupt:
+            findings = level_run.findings
+            interrupted = f"interrupted (Ctrl-C) while {level_run.phase}"
+        except ValueError as problem:  # e.g. a malformed custom property
+            raise UsageError(f"error: {problem}") from None
+    except UsageError as problem:
+        reports.write([], complete=False, reason=f"the check could not run: {problem}")
+        raise
+    stats = level_run.stats
+    stats.times["load"] = loaded - started
+    finished = time.perf_counter()
+
+    reports.write(findings, complete=not interrupted, reason=interrupted,
+                  objects_checked=stats.objects,
+                  objects_with_own_clearance=level_run.own_clearances,
+                  objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped])
     picture_note = ""
     if args.picture:
-        picture_note = _picture(args, findings, level_run, scene)
+        if interrupted:
+            picture_note = _no_picture(args.picture, "the check was interrupted")
+        else:
+            picture_note = _picture(args, findings, level_run, scene)
 
-    print(_summary_line(label, stats, args, tolerance), file=out)
-    print(count_line(findings), file=out)
-    if findings and not args.quiet:
-        print(file=out)
-        print(report_table(findings, limit=args.max_rows, header=False), file=out)
-    for name, reason in level_run.skipped:
-        print(f"Skipped {name}: {reason}", file=out)
-    written = [p for p in (args.json, args.csv) if p]
-    if args.picture and not picture_note:
-        written.append(args.picture)
-    if written:
-        print(f"Wrote {', '.join(written)}", file=out)
+    # stdout: what the user asked for; stderr: warnings, so that --quiet keeps them.
+    notes = [f"Skipped {name}: {reason}" for name, reason in level_run.skipped]
     if picture_note:
-        print(picture_note, file=out)
-    times = stats.times
-    print(f"Time {finished - started:.2f} s: load {times.get('load', 0):.2f}, "
-          f"shapes {times.get('shapes', 0):.2f}, broad phase "
-          f"{times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0):.2f}, "
-          f"narrow phase {times.get('narrow_phase', 0):.2f}", file=out, flush=True)
+        notes.append(picture_note)
+    if interrupted:
+        notes.append(f"Interrupted: the {len(findings)} finding{'s' * (len(findings) != 1)} "
+                     f"found so far are not the whole level"
+                     + ("; the reports say so" if reports.paths else ""))
+    if args.quiet:
+        print(_result_line(label, stats, findings, interrupted), file=out, flush=True)
+        for note in notes:
+            print(note, file=err, flush=True)
+    else:
+        print(_summary_line(label, stats, args, tolerance, level_run.own_clearances), file=out)
+        print(count_line(findings), file=out)
+        if findings:
+            print(file=out)
+            print(report_table(findings, limit=args.max_rows, header=False), file=out)
+        written = list(reports.paths)
+        if args.picture and not picture_note:
+            written.append(args.picture)
+        if written:
+            incomplete = " (marked incomplete)" if interrupted and reports.paths else ""
+            print(f"Wrote {', '.join(written)}{incomplete}", file=out)
+        times = stats.times
+        print(f"Time {finished - started:.2f} s: load {times.get('load', 0):.2f}, "
+              f"shapes {times.get('shapes', 0):.2f}, broad phase "
+              f"{times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0):.2f}"
+              f", narrow phase {times.get('narrow_phase', 0):.2f}", file=out, flush=True)
+        for note in notes:
+            print(note, file=err, flush=True)
+    if interrupted:
+        return RunResult(EXIT_INTERRUPTED, findings, stats, message=interrupted)
     code = EXIT_FINDINGS if findings else EXIT_CLEAN
     return RunResult(code, findings, stats)
 
 
-def _open(path, load):
+class _Reports:
+    """The JSON and CSV reports one run was asked for, rewritten as the run goes."""
+
+    def __init__(self, args, label, options):
+        self.json, self.csv = args.json, args.csv
+        self.paths = [p for p in (self.json, self.csv) if p]
+        self.meta = {"file": label, "options": options}
+
+    def write(self, findings, complete, reason="", **meta):
+        from . import files, level_check
+
+        texts = []
+        if self.json:
+            texts.append((self.json, level_check.json_report(
+                findings, complete, reason, **{**self.meta, **meta})))
+        if self.csv:
+            texts.append((self.csv, level_check.csv_report(findings, complete, reason)))
+        for path, text in texts:
+            try:
+                files.write_text_atomically(path, text)
+            except OSError as problem:
+                raise UsageError(f"error: cannot write {path}: "
+                                 f"{problem.strerror or problem}") from None
+
+
+def _label(path):
+    """The checked file's name for messages and reports, before it is opened."""
+    if path is not None:
+        return path
+    import bpy
+
+    return os.path.basename(bpy.data.filepath)
+
+
+def _open(path, load, quiet=False):
     """Open ``path`` (or keep the open file); the file's name for messages and reports."""
     import bpy
+
+    from .console import READ_BLEND, filtered_output
 
     if path is None:
         if not bpy.data.filepath:
@@ -255,8 +338,11 @@ def _open(path, load):
     if os.path.isdir(path):
         raise UsageError(f"error: {path} is a folder, not a .blend file")
     if load:
+        # Blender's "Read blend: ..." line says what "Checking ..." says; --quiet drops it.
+        patterns = (READ_BLEND,) if quiet else ()
         try:
-            bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False)
+            with filtered_output(*patterns):
+                bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False)
         except RuntimeError as problem:
             reason = str(problem).strip().splitlines()[-1] if str(problem).strip() else ""
             raise UsageError(f"error: {path}: not a readable .blend file ({reason})") from None
@@ -274,24 +360,39 @@ def _scene(name):
     return scene
 
 
-def _check_writable(path):
-    if not path:
-        return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
+def _check_outputs(args):
+    """Exit 2 before any work for an output that cannot be written: a folder, a folder that
+    cannot be made or written to, a picture suffix of no known format."""
+    from . import files
+
+    for option, path in (("--json", args.json), ("--csv", args.csv), ("--picture", args.picture)):
+        if not path:
+            continue
+        if os.path.isdir(path):
+            raise UsageError(f"error: {option} {path} is a folder; give a file name, e.g. "
+                             f"{os.path.join(path, _EXAMPLE_NAMES[option])}")
+        if option == "--picture":
+            from .picture import picture_format
+            try:
+                picture_format(path)
+            except ValueError as problem:
+                raise UsageError(f"error: {option}: {problem}") from None
         try:
-            os.makedirs(folder, exist_ok=True)
+            files.check_writable(path)
         except OSError as problem:
-            raise UsageError(f"error: cannot create the folder for {path}: {problem}") from None
+            raise UsageError(f"error: {option} {path}: cannot write there "
+                             f"({problem.strerror or problem})") from None
 
 
-def _write(path, text):
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
+_EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--picture": "findings.png"}
 
 
-def _summary_line(label, stats, args, tolerance):
-    parts = [f"clearance {args.clearance:g} m", f"touch tolerance {tolerance:g} m"]
+def _summary_line(label, stats, args, tolerance, own_clearances=0):
+    clearance = f"clearance {args.clearance:g} m"
+    if own_clearances:
+        clearance += (f", own clearance on {own_clearances} "
+                      f"object{'s' * (own_clearances != 1)}")
+    parts = [clearance, f"touch tolerance {tolerance:g} m"]
     if args.collection:
         parts.append(f"collection {args.collection}")
     if args.ignore:
@@ -304,16 +405,26 @@ def _summary_line(label, stats, args, tolerance):
     return f"Checked {stats.objects} {noun} of {label} ({'; '.join(parts)})"
 
 
+def _result_line(label, stats, findings, interrupted=""):
+    """The one line of ``--quiet``: the counts, how many objects, which file."""
+    from .core.level import count_line
+
+    noun = "object" if stats.objects == 1 else "objects"
+    line = f"{count_line(findings).rstrip('.')} ({stats.objects} {noun} of {label})"
+    return f"INCOMPLETE, {interrupted}: {line}" if interrupted else line
+
+
 class _Progress:
     """Progress lines on stderr, at most one a second (so short checks print none)."""
 
-    def __init__(self, err):
+    def __init__(self, err, silent=False):
         self.err = err
+        self.silent = silent
         self.last = time.perf_counter()
 
     def update(self, fraction, phase):
         now = time.perf_counter()
-        if now - self.last >= PROGRESS_INTERVAL and fraction < 1.0:
+        if not self.silent and now - self.last >= PROGRESS_INTERVAL and fraction < 1.0:
             self.last = now
             print(f"  {100 * fraction:3.0f}%  {phase}", file=self.err, flush=True)
 
@@ -337,13 +448,26 @@ def _picture(args, findings, level_run, scene) -> str:
         picture.render_picture(path, scene=scene, camera=camera, width=width, height=height,
                                keys=[level_check.OVERLAY_KEY])
     except Exception as problem:  # the reports are written already; say why there is no picture
-        return f"No picture: {type(problem).__name__}: {problem}"
+        return _no_picture(args.picture, f"{type(problem).__name__}: {problem}")
     finally:
         if temporary is not None:
             data = temporary.data
             bpy.data.objects.remove(temporary)
             bpy.data.cameras.remove(data)
     return ""
+
+
+def _no_picture(path, reason) -> str:
+    """The note for a picture not drawn; a picture of an earlier run at ``path`` is removed, so
+    that it is not taken for this run's."""
+    note = f"No picture: {reason}"
+    if os.path.isfile(path):
+        try:
+            os.remove(path)
+            note += f"; removed {path}, which showed an earlier check"
+        except OSError as problem:
+            note += f"; {path} is from an earlier check (cannot remove it: {problem.strerror})"
+    return note
 
 
 def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,

@@ -78,6 +78,7 @@ class LevelRun:
         self.shape_cache = SharedShapes(enabled=share_shapes)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], []
         self.converted = 0
+        self.own_clearances = 0   # objects with a clearance of their own (known once built)
         self.check = None
         self.times = {"collect": time.perf_counter() - t0, "shapes": 0.0}
 
@@ -162,6 +163,7 @@ class LevelRun:
         t0 = time.perf_counter()
         aabbs = world_aabbs(self.shapes)
         per_object = _clearances(self.kept, self.clearance, self.options["clearances"])
+        self.own_clearances = sum(value is not None for value in per_object)
         self.times["aabbs"] = time.perf_counter() - t0
         self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, per_object,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
@@ -625,6 +627,32 @@ def clear_findings():
     from . import overlay
 
     overlay.clear(OVERLAY_KEY)
+
+
+# --- report files -----------------------------------------------------------------------------
+# First line of the CSV report of a check that did not run to the end. It is not a row: a
+# reader that expects the header there stops rather than take part of a level for all of it.
+INCOMPLETE_CSV_MARK = "# INCOMPLETE"
+
+
+def json_report(findings, complete=True, reason="", **meta) -> str:
+    """The JSON report: ``"complete"`` says whether the check ran to the end (else
+    ``"incomplete_reason"`` says why not, and the findings are those found before it stopped),
+    then ``meta`` (file, options...), the counts and every finding."""
+    status = {"complete": bool(complete)}
+    if not complete:
+        status["incomplete_reason"] = reason
+    return report_json(findings, **status, **meta)
+
+
+def csv_report(findings, complete=True, reason="") -> str:
+    """The CSV report: a header and one row a finding, after an ``INCOMPLETE_CSV_MARK`` line
+    when the check did not run to the end."""
+    text = report_csv(findings)
+    if complete:
+        return text
+    return (f"{INCOMPLETE_CSV_MARK}: {reason}; the rows are the findings found before it "
+            f"stopped\n{text}")
 
 
 # --- findings stored in the scene (the operator's list) --------------------------------------

@@ -21,8 +21,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
 
-from . import core, level_check, overlay, result_drawings
-from .core.level import report_csv, report_json
+from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
 
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
@@ -581,14 +580,20 @@ class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
         settings = _level_settings(context)
         findings = [item.to_finding() for item in settings.findings]
         path = bpy.path.abspath(self.filepath)
-        text = report_csv(findings) if path.lower().endswith(".csv") else \
-            report_json(findings, file=bpy.path.basename(bpy.data.filepath),
-                        clearance=settings.clearance)
+        # A cancelled check's findings are saved marked incomplete, never as a whole level.
+        reason = "the check was cancelled"
+        if path.lower().endswith(".csv"):
+            text = level_check.csv_report(findings, settings.complete, reason)
+        else:
+            text = level_check.json_report(findings, settings.complete, reason,
+                                           file=bpy.path.basename(bpy.data.filepath),
+                                           clearance=settings.clearance)
         try:
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+            files.check_writable(path)
+            files.write_text_atomically(path, text)
         except OSError as problem:
-            self.report({'ERROR'}, f"Cannot write {path}: {problem.strerror}")
+            self.report({'ERROR'}, f"Cannot write {path}: {problem.strerror or problem}")
             return {'CANCELLED'}
-        self.report({'INFO'}, f"Saved {len(findings)} findings to {path}")
+        note = "" if settings.complete else " (incomplete: the check was cancelled)"
+        self.report({'INFO'}, f"Saved {len(findings)} findings to {path}{note}")
         return {'FINISHED'}

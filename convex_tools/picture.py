@@ -1,21 +1,32 @@
-"""Pictures of a scene with its overlays, rendered headless (or from the UI) to a PNG.
+"""Pictures of a scene with its overlays, rendered headless (or from the UI) to an image file.
 
 The scene is drawn with ``GPUOffScreen.draw_view3d`` (solid shading, as the viewport shows it)
 and the overlays on top by the very functions the viewport handlers use (``overlay``). In
 background mode the gpu module needs one Workbench render before it can draw, so the first
-picture makes a 1×1 render (settings restored afterwards).
+picture makes a 1×1 render (settings restored afterwards). The file's suffix chooses its format
+(``PICTURE_FORMATS``); it is written atomically. The EGL_BAD_MATCH lines the headless GPU
+set-up prints are dropped (``console``): they are harmless and would bury the useful output.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
 from . import overlay
+from .console import EGL_BAD_MATCH, filtered_output
+from .files import replaced_atomically
 from .objects import GEOMETRY_TYPES
+
+# Image formats by file suffix (Blender's own image writers).
+PICTURE_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".webp": "WEBP",
+                   ".tif": "TIFF", ".tiff": "TIFF", ".bmp": "BMP"}
+# JPEG and WebP quality (0-100): high enough that thin overlay lines keep their colour.
+LOSSY_QUALITY = 92
 
 _gpu_ready = False
 
@@ -38,7 +49,8 @@ def _initialise_gpu(scene) -> None:
             temporary = bpy.data.objects.new("convex_tools_init", bpy.data.cameras.new("init"))
             scene.collection.objects.link(temporary)
             scene.camera = temporary
-        bpy.ops.render.render()
+        with filtered_output(EGL_BAD_MATCH):
+            bpy.ops.render.render()
         _gpu_ready = True
     finally:
         (render.engine, render.resolution_x, render.resolution_y,
@@ -126,13 +138,30 @@ def framing_matrices(points, width, height, direction=(1.0, -1.3, 0.9)):
     return matrices(far)
 
 
+def picture_format(path) -> str:
+    """Blender's file format for the suffix of ``path``; ``ValueError`` for any other suffix."""
+    suffix = os.path.splitext(str(path))[1].lower()
+    if suffix not in PICTURE_FORMATS:
+        known = ", ".join(PICTURE_FORMATS)
+        what = f"'{suffix}' pictures" if suffix else "pictures without a suffix"
+        raise ValueError(f"cannot write {what} ({path}); the suffix chooses the format: {known}")
+    return PICTURE_FORMATS[suffix]
+
+
 def render_picture(path, scene=None, camera=None, width=960, height=600, keys=None,
                    view_projection=None):
-    """Render ``scene`` with the overlays under ``keys`` (all when None) to the PNG ``path``.
+    """Render ``scene`` with the overlays under ``keys`` (all when None) to the image ``path``
+    (format by its suffix, see ``PICTURE_FORMATS``).
 
     The view is the ``camera`` given, else the scene camera, else one that frames the objects
     and drawings. Returns the 4×4 view-projection matrix used (to project points into it).
     """
+    picture_format(path)   # refuse an unknown suffix before any work
+    with filtered_output(EGL_BAD_MATCH):
+        return _render(path, scene, camera, width, height, keys, view_projection)
+
+
+def _render(path, scene, camera, width, height, keys, view_projection):
     import gpu
 
     scene = scene or bpy.context.scene
@@ -168,25 +197,29 @@ def render_picture(path, scene=None, camera=None, width=960, height=600, keys=No
     pixels = np.asarray(buffer, dtype=np.float32).reshape(height, width, 4)
     if pixels.max() > 1.5:  # an 8-bit texture reads back as 0..255
         pixels = pixels / 255.0
-    save_png(path, pixels)
+    save_picture(path, pixels)
     return np.array(proj @ view)
 
 
-def save_png(path, pixels) -> None:
-    """Write (H, W, 4) float RGBA pixels (row 0 at the bottom, as Blender stores them)."""
+def save_picture(path, pixels) -> None:
+    """Write (H, W, 4) float RGBA pixels (row 0 at the bottom, as Blender stores them) to
+    ``path`` in the format its suffix names, atomically."""
+    file_format = picture_format(path)
     height, width = pixels.shape[:2]
     image = bpy.data.images.new("convex_tools_picture", width, height, alpha=True)
     try:
         image.pixels.foreach_set(np.ascontiguousarray(pixels, dtype=np.float32).ravel())
-        image.filepath_raw = bpy.path.abspath(path)
-        image.file_format = 'PNG'
-        image.save()
+        image.file_format = file_format
+        with replaced_atomically(bpy.path.abspath(str(path)), keep_suffix=True) as temporary:
+            image.filepath_raw = temporary
+            image.save(quality=LOSSY_QUALITY)
     finally:
         bpy.data.images.remove(image)
 
 
 def load_png(path) -> np.ndarray:
-    """(H, W, 4) float RGBA pixels of a PNG, row 0 at the bottom (for tests and checks)."""
+    """(H, W, 4) float RGBA pixels of a picture (PNG or any format Blender reads), row 0 at the
+    bottom (for tests and checks)."""
     image = bpy.data.images.load(bpy.path.abspath(path))
     try:
         width, height = image.size

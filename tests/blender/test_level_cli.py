@@ -4,6 +4,8 @@ import csv
 import io
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -151,10 +153,10 @@ def test_options_reach_the_check(level):
     assert result.code == cli.EXIT_CLEAN and result.stats.objects == 1
 
 
-def test_quiet_prints_the_counts_only(level):
-    result, out, _ = run(level, "--ignore", "Ground", "--quiet")
-    assert "1 finding: 1 overlap, 0 too close" in out
-    assert "object A" not in out
+def test_quiet_prints_the_summary_line_only(level):
+    result, out, err = run(level, "--ignore", "Ground", "--quiet")
+    assert out == "1 finding: 1 overlap, 0 too close (4 objects of " + level + ")\n"
+    assert err == ""
 
 
 def test_the_open_file_is_checked_when_none_is_given(level):
@@ -207,3 +209,218 @@ def test_picture_shows_the_findings_in_their_colour(level, tmp_path):
         bpy.data.images.remove(image)
     # Nothing of the drawing stays behind in the file.
     assert not [o for o in bpy.data.objects if o.name.startswith(("ConvexMarker", "ConvexLevel"))]
+
+
+# --- output paths ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("option", ["--json", "--csv", "--picture"])
+def test_a_folder_as_output_path_exits_with_2_and_says_so(level, tmp_path, option):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    result, _, err = run(level, option, folder)
+    assert result.code == cli.EXIT_ERROR
+    assert f"{option} {folder} is a folder; give a file name" in err
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("path, reason", [
+    ("/proc/convex_tools_report.json", "cannot write there"),      # a file system taking no files
+    ("{tmp}/level.blend/report.json", "level.blend is a file, not a folder"),
+])
+def test_an_unwritable_output_path_exits_with_2_before_any_work(level, tmp_path, path, reason):
+    result, out, err = run(level, "--json", path.format(tmp=tmp_path))
+    assert result.code == cli.EXIT_ERROR
+    assert reason in err and "Traceback" not in err
+    assert out == ""           # nothing was checked
+
+
+def test_the_script_exits_with_2_for_a_folder_and_prints_no_traceback(level, tmp_path):
+    done = subprocess.run([sys.executable, SCRIPT, level, "--json", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "is a folder" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_failed_write_leaves_the_old_report_whole(level, tmp_path, monkeypatch):
+    from convex_tools import files
+
+    report = tmp_path / "report.json"
+    report.write_text('{"old": true}\n')
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", disk_full)
+    result, _, err = run(level, "--json", report)
+    assert result.code == cli.EXIT_ERROR
+    assert "cannot write" in err and "No space left on device" in err
+    # Written to a temporary file and renamed: the old file was never truncated, and the
+    # temporary file is gone.
+    assert report.read_text() == '{"old": true}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["level.blend", "report.json"]
+
+
+@pytest.mark.parametrize("suffix, magic", [
+    (".png", b"\x89PNG"), (".jpg", b"\xff\xd8\xff"), (".jpeg", b"\xff\xd8\xff"),
+    (".webp", b"RIFF"), (".tif", b"II*\x00"), (".bmp", b"BM"),
+])
+def test_the_picture_suffix_chooses_its_format(level, tmp_path, suffix, magic):
+    picture = tmp_path / f"findings{suffix}"
+    result, _, err = run(level, "--ignore", "Ground", "--picture", picture,
+                         "--picture-size", "64x40")
+    assert result.code == cli.EXIT_FINDINGS, err
+    assert picture.read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("name", ["findings.gif", "findings"])
+def test_a_picture_suffix_of_no_known_format_exits_with_2(level, tmp_path, name):
+    # Regression: --picture x.jpg wrote PNG bytes under .jpg.
+    result, out, err = run(level, "--picture", tmp_path / name)
+    assert result.code == cli.EXIT_ERROR
+    assert "the suffix chooses the format: .png, .jpg" in err
+    assert out == "" and not (tmp_path / name).exists()
+
+
+# --- clearances ------------------------------------------------------------------------------
+
+def test_clearance_0_says_which_objects_keep_their_own(level, tmp_path):
+    bpy.ops.wm.open_mainfile(filepath=level)
+    bpy.data.objects["Keg"]["convex_clearance"] = 0.05      # Keg is 0.03 from Barrel
+    bpy.ops.wm.save_mainfile()
+    report = tmp_path / "r.json"
+    result, out, _ = run(level, "--clearance", "0", "--ignore", "Ground", "--json", report)
+    assert [(f.kind, f.object_a, f.object_b) for f in result.findings] == [
+        ("overlap", "Barrel", "Crate"), ("too_close", "Barrel", "Keg")]
+    assert "(clearance 0 m, own clearance on 1 object;" in out
+    assert json.loads(report.read_text())["objects_with_own_clearance"] == 1
+    help_text = cli.build_parser().format_help()
+    assert "only objects with their own clearance are checked for gaps" in " ".join(
+        help_text.split())
+
+
+# --- interrupted and unfinished runs ---------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "check_level.py")
+
+# Runs scripts/check_level.py in a fresh process with LevelRun.step wrapped: at the step given,
+# the process sends itself SIGINT (what Ctrl-C does) or dies at once (os._exit, as a killed
+# process would), after the steps before it did their work one chunk at a time.
+DRIVER = """
+import os, runpy, signal, sys
+sys.path.insert(0, {root!r})
+from convex_tools import level_check
+
+what, at = sys.argv[1], int(sys.argv[2])
+original = level_check.LevelRun.step
+calls = [0]
+
+def step(self, seconds=0.05):
+    calls[0] += 1
+    if calls[0] == at:
+        if what == "sigint":
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            os._exit(9)
+    return original(self, 0.0)     # one chunk per call
+
+level_check.LevelRun.step = step
+sys.argv = [{script!r}] + sys.argv[3:]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+@pytest.fixture
+def long_level(tmp_path):
+    """A row of 800 cubes, each 0.1 into the next: 799 overlaps over several steps of pairs."""
+    import bmesh
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    mesh = bpy.data.meshes.new("cube")
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=1.0)
+    bm.to_mesh(mesh)
+    bm.free()
+    for k in range(800):
+        obj = bpy.data.objects.new(f"Cube{k:03d}", mesh)
+        obj.location = (0.9 * k, 0.0, 0.0)
+        bpy.context.scene.collection.objects.link(obj)
+    path = str(tmp_path / "long.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    return path
+
+
+def drive(tmp_path, what, at, *argv):
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(root=ROOT, script=SCRIPT))
+    return subprocess.run([sys.executable, str(driver), what, str(at), *map(str, argv)],
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(long_level,
+                                                                               tmp_path):
+    report, table, picture = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "f.png"
+    for old in (report, table, picture):
+        old.write_text("an earlier check's report\n")
+    # Steps 1-13 make the 800 shapes (64 a step; the 13th also builds the pair check), 14-15
+    # measure 512 of the 799 pairs (256 a step); Ctrl-C comes at step 16.
+    done = drive(tmp_path, "sigint", 16, long_level, "--json", report, "--csv", table,
+                 "--picture", picture)
+    assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Interrupted: the 512 findings found so far are not the whole level" in done.stderr
+    data = json.loads(report.read_text())
+    assert data["complete"] is False
+    assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (512/799)"
+    assert data["counts"] == {"overlap": 512, "too_close": 0}
+    lines = table.read_text().splitlines()
+    assert lines[0].startswith("# INCOMPLETE: interrupted (Ctrl-C)")
+    assert lines[1].startswith("kind,object_a,object_b") and len(lines) == 2 + 512
+    # The earlier check's picture is gone rather than taken for this one's.
+    assert not picture.exists()
+    assert "removed" in done.stderr
+
+
+def test_a_run_killed_midway_leaves_reports_that_say_it_did_not_finish(long_level, tmp_path):
+    report, table = tmp_path / "r.json", tmp_path / "r.csv"
+    report.write_text('{"complete": true, "counts": {"overlap": 0, "too_close": 0}}\n')
+    done = drive(tmp_path, "kill", 15, long_level, "--json", report, "--csv", table)
+    assert done.returncode == 9
+    data = json.loads(report.read_text())
+    assert data["complete"] is False and data["findings"] == []
+    assert "has not finished" in data["incomplete_reason"]
+    assert table.read_text().startswith("# INCOMPLETE: the check has not finished")
+
+
+def test_an_error_during_the_check_leaves_reports_that_say_so(level, tmp_path):
+    bpy.ops.wm.open_mainfile(filepath=level)
+    bpy.data.objects["Keg"]["convex_clearance"] = "wide"
+    bpy.ops.wm.save_mainfile()
+    report = tmp_path / "r.json"
+    report.write_text('{"complete": true}\n')
+    result, _, err = run(level, "--json", report)
+    assert result.code == cli.EXIT_ERROR and "convex_clearance must be a number" in err
+    data = json.loads(report.read_text())
+    assert data["complete"] is False
+    assert data["incomplete_reason"].startswith("the check could not run: error: Keg: custom")
+
+
+# --- Blender's own output ----------------------------------------------------------------------
+
+def test_quiet_prints_one_line_even_from_a_fresh_process_with_a_picture(level, tmp_path):
+    # Regression: Blender's "Read blend" line on stdout and its EGL_BAD_MATCH lines on stderr.
+    done = subprocess.run([sys.executable, SCRIPT, level, "--ignore", "Ground", "--quiet",
+                           "--picture", str(tmp_path / "f.png"), "--picture-size", "64x40"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == f"1 finding: 1 overlap, 0 too close (4 objects of {level})\n"
+    assert done.stderr == ""
+
+
+def test_without_quiet_blenders_useful_lines_stay_and_egl_noise_goes(level, tmp_path):
+    done = subprocess.run([sys.executable, SCRIPT, level, "--ignore", "Ground",
+                           "--picture", str(tmp_path / "f.png"), "--picture-size", "64x40"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "Read blend" in done.stdout
+    assert "EGL" not in done.stderr and "Checking" in done.stderr

@@ -190,3 +190,27 @@ def test_escape_cancels_and_keeps_what_was_found(scene):
     assert driver.modal(bpy.context, _Event('ESC')) == {'CANCELLED'}
     assert scene.convex_level.summary.startswith("Cancelled")
     assert driver.reports and driver.reports[-1][0] == {'WARNING'}
+
+
+def test_a_cancelled_check_exports_its_findings_marked_incomplete(scene, tmp_path):
+    import json
+
+    driver = _ModalDriver(bpy.context)
+    driver.modal(bpy.context, _Event('ESC'))
+    assert scene.convex_level.complete is False
+    report, table = tmp_path / "r.json", tmp_path / "r.csv"
+    bpy.ops.object.convex_export_level_report(filepath=str(report))
+    bpy.ops.object.convex_export_level_report(filepath=str(table))
+    data = json.loads(report.read_text())
+    assert data["complete"] is False and data["incomplete_reason"] == "the check was cancelled"
+    assert table.read_text().startswith("# INCOMPLETE: the check was cancelled")
+    # A check that runs to the end is complete again.
+    bpy.ops.object.convex_check_level()
+    bpy.ops.object.convex_export_level_report(filepath=str(report))
+    assert json.loads(report.read_text())["complete"] is True
+
+
+def test_export_to_a_folder_is_a_one_line_error(scene, tmp_path):
+    bpy.ops.object.convex_check_level()
+    with pytest.raises(RuntimeError, match="Cannot write .*: it is a folder, not a file"):
+        bpy.ops.object.convex_export_level_report(filepath=str(tmp_path))
