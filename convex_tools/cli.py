@@ -441,12 +441,15 @@ def _picture(args, findings, level_run, scene) -> str:
     temporary = None
     try:
         camera = bpy.data.objects.get(args.camera) if args.camera else scene.camera
-        if camera is None:
-            camera = temporary = framing_camera(scene, *_level_box(level_run), width / height)
         from . import overlay, picture
+        if camera is None:
+            reserve = picture.legend_height(LEGEND_ROWS) / height
+            camera = temporary = framing_camera(scene, *_level_box(level_run), width / height,
+                                                top_reserve=reserve)
         overlay.show(level_check.OVERLAY_KEY, level_check.findings_drawing(findings))
         picture.render_picture(path, scene=scene, camera=camera, width=width, height=height,
-                               keys=[level_check.OVERLAY_KEY])
+                               keys=[level_check.OVERLAY_KEY],
+                               legend=level_check.findings_legend(findings))
     except Exception as problem:  # the reports are written already; say why there is no picture
         return _no_picture(args.picture, f"{type(problem).__name__}: {problem}")
     finally:
@@ -470,10 +473,19 @@ def _no_picture(path, reason) -> str:
     return note
 
 
+# Framed corners stay this fraction of the picture's half-size inside its border.
+FRAME_MARGIN = 0.04
+# Rows of the findings pictures' legend (``level_check.findings_legend``): one a kind.
+LEGEND_ROWS = 2
+
+
 def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,
-                   name="ConvexLevelCamera"):
-    """A camera looking north and down ``pitch_degrees`` at the box ``lower``–``upper``, as close
-    as it can be with the whole box in the picture (``aspect`` = width / height)."""
+                   name="ConvexLevelCamera", top_reserve=0.0):
+    """A camera looking north and down ``pitch_degrees`` at the box ``lower``–``upper`` that
+    frames it tightly (``aspect`` = width / height): as close as it can be with every corner in
+    the picture, and its lens shifted so that the box's picture is centred. Without the shift
+    the far half of the box, smaller in perspective, would leave an empty band above it.
+    ``top_reserve``: fraction of the picture's height kept free at the top (for a legend)."""
     import bpy
     import numpy as np
 
@@ -483,7 +495,9 @@ def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,
                         for z in (lower[2], upper[2])]) - center
     data = bpy.data.cameras.new(name)
     data.lens = lens
-    # With sensor fit AUTO the sensor width spans the longer side of the picture.
+    # With sensor fit AUTO the sensor width spans the longer side of the picture; a corner at
+    # (x, y, depth) in the camera's frame lands at (x, y) / depth on the image plane, whose
+    # half-width and half-height are tan_x and tan_y at distance 1.
     tan_long = data.sensor_width / (2.0 * lens)
     tan_x, tan_y = (tan_long, tan_long / aspect) if aspect >= 1.0 else \
         (tan_long * aspect, tan_long)
@@ -493,14 +507,38 @@ def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,
     forward = np.array([0.0, math.cos(pitch), -math.sin(pitch)])
     up = np.cross(right, forward)
     x, y, depth = corners @ right, corners @ up, corners @ forward
-    # A corner is in the picture when |x| <= tan_x (d + depth) and |y| <= tan_y (d + depth).
-    margin = 1.04
-    distance = float(max(np.max(margin * np.abs(x) / tan_x - depth),
-                         np.max(margin * np.abs(y) / tan_y - depth), 1.0))
+    size = float(np.linalg.norm(upper - lower)) or 1.0
+
+    def extent(distance):
+        u, v = x / (depth + distance), y / (depth + distance)
+        return u.min(), u.max(), v.min(), v.max()
+
+    # The box's picture must fit in this much of the picture's height.
+    height_share = 1.0 - FRAME_MARGIN - top_reserve
+
+    def fits(distance):
+        u0, u1, v0, v1 = extent(distance)
+        return (u1 - u0 <= 2.0 * tan_x * (1.0 - FRAME_MARGIN)
+                and v1 - v0 <= 2.0 * tan_y * height_share)
+
+    # The extents shrink as the camera backs away: bisect between a distance just in front of
+    # the nearest corner and one that surely fits.
+    near = float(-depth.min()) + 1e-3 * size
+    far = near + size / min(tan_x, tan_y) + size
+    for _ in range(60):
+        middle = 0.5 * (near + far)
+        near, far = (near, middle) if fits(middle) else (middle, far)
+    distance = far
+    u0, u1, v0, v1 = extent(distance)
+    # Shifts are in units of the longer side of the picture (2 tan_long on the image plane).
+    data.shift_x = 0.5 * (u0 + u1) / (2.0 * tan_long)
+    # Centred in the part of the picture below the reserved band.
+    data.shift_y = (0.5 * (v0 + v1) + top_reserve * tan_y) / (2.0 * tan_long)
     cam = bpy.data.objects.new(name, data)
     cam.location = center - distance * forward
     cam.rotation_euler = (math.pi / 2 - pitch, 0.0, 0.0)
-    data.clip_end = 4.0 * (distance + float(np.linalg.norm(upper - lower)))
+    data.clip_start = max(1e-3, 0.5 * float(depth.min() + distance))
+    data.clip_end = 4.0 * (distance + size)
     scene.collection.objects.link(cam)
     return cam
 

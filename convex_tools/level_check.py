@@ -617,6 +617,14 @@ def _box_edges(lower, upper):
     return np.array([(box[a], box[b]) for a, b in _BOX_EDGES])
 
 
+def findings_legend(findings) -> list:
+    """Legend rows (colour role, meaning) of a findings picture, with the count of each kind."""
+    overlaps = sum(f.kind == OVERLAP for f in findings)
+    close = len(findings) - overlaps
+    return [(OVERLAP, f"overlap ({overlaps}): arrow = depth vector, box = object involved"),
+            (TOO_CLOSE, f"too close ({close}): line = gap, smaller than the clearance needed")]
+
+
 def show_findings(findings):
     from . import overlay
 

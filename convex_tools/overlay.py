@@ -4,7 +4,8 @@ A ``Drawing`` is plain data (lines, points, labels by colour role). Drawings are
 (one per query or feature: "distance", "level", "watch:…") and drawn by the same two functions
 in the viewport (draw handlers, added by ``attach`` and removed by ``detach``) and in the
 offscreen pictures of ``picture``: ``draw_geometry`` with the view-projection already loaded,
-``draw_labels`` in pixel space with a projection function. Colours and sizes come from the
+``draw_labels`` in pixel space with a projection function (pictures also put each label on a
+dark backdrop: ``place_labels``, ``draw_label_backdrops``, ``draw_label_texts``). Colours and sizes come from the
 add-on preferences (``preferences.style``).
 """
 
@@ -141,8 +142,65 @@ def draw_geometry(items, viewport_size) -> None:
     gpu.state.blend_set('NONE')
 
 
+# Labels start this many pixels right of and above their point.
+LABEL_OFFSET = 6
+# Backdrop behind a label (pictures): dark, mostly opaque, this many pixels around the text.
+BACKDROP_COLOR = (0.05, 0.05, 0.05, 0.72)
+BACKDROP_PADDING = 3
+
+
 def draw_labels(items, project) -> None:
     """Draw the labels of ``items``; ``project(p)`` gives pixel (x, y) or None if off-screen."""
+    draw_label_texts(place_labels(items, project))
+
+
+def place_labels(items, project, frame=None) -> list:
+    """(x, y, text, role) of every label of ``items`` that projects into the view: its text
+    starts ``LABEL_OFFSET`` pixels right of and above its point. ``frame`` (width, height):
+    labels that would run over the border are moved inside it."""
+    import blf
+
+    label_size = preferences.style()[3]
+    font = 0
+    blf.size(font, label_size)
+    placed = []
+    for drawing in items:
+        for p, text, role in drawing.labels:
+            xy = project(p)
+            if xy is None:
+                continue
+            x, y = xy[0] + LABEL_OFFSET, xy[1] + LABEL_OFFSET
+            if frame is not None:
+                w, h = blf.dimensions(font, text)
+                pad = BACKDROP_PADDING
+                x = max(pad, min(x, frame[0] - w - pad))
+                y = max(pad + _descent(label_size), min(y, frame[1] - h - pad))
+            placed.append((x, y, text, role))
+    return placed
+
+
+def _descent(label_size):
+    """Descenders reach about a third of the size below the baseline."""
+    return 0.3 * label_size
+
+
+def draw_label_backdrops(placed) -> None:
+    """A dark box under each placed label (pixel-space matrices loaded): drawn before the
+    lines and points, it keeps red and orange text readable on any surface of a still picture
+    without hiding a marker."""
+    import blf
+
+    label_size = preferences.style()[3]
+    blf.size(0, label_size)
+    boxes = []
+    for x, y, text, _ in placed:
+        w, h = blf.dimensions(0, text)
+        boxes.append((x, y - _descent(label_size), w, h + _descent(label_size)))
+    fill_boxes(boxes, BACKDROP_COLOR, BACKDROP_PADDING)
+
+
+def draw_label_texts(placed) -> None:
+    """The text of each placed label in its role's colour, outlined in black."""
     import blf
 
     colors, _, _, label_size = preferences.style()
@@ -152,15 +210,29 @@ def draw_labels(items, project) -> None:
     blf.enable(font, blf.SHADOW)
     blf.shadow(font, 3, 0.0, 0.0, 0.0, 0.9)
     blf.shadow_offset(font, 1, -1)
-    for drawing in items:
-        for p, text, role in drawing.labels:
-            xy = project(p)
-            if xy is None:
-                continue
-            blf.color(font, *colors.get(role, (1, 1, 1, 1)))
-            blf.position(font, xy[0] + 6, xy[1] + 6, 0)
-            blf.draw(font, text)
+    for x, y, text, role in placed:
+        blf.color(font, *colors.get(role, (1, 1, 1, 1)))
+        blf.position(font, x, y, 0)
+        blf.draw(font, text)
     blf.disable(font, blf.SHADOW)
+
+
+def fill_boxes(boxes, color, padding=0.0) -> None:
+    """Filled rectangles (x, y, width, height) in the current (pixel-space) matrices."""
+    if not boxes:
+        return
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    triangles = []
+    for x, y, w, h in boxes:
+        x0, y0, x1, y1 = x - padding, y - padding, x + w + padding, y + h + padding
+        triangles += [(x0, y0), (x1, y0), (x1, y1), (x0, y0), (x1, y1), (x0, y1)]
+    shader = gpu.shader.from_builtin('UNIFORM_COLOR')
+    shader.uniform_float("color", color)
+    gpu.state.blend_set('ALPHA')
+    batch_for_shader(shader, 'TRIS', {"pos": triangles}).draw(shader)
+    gpu.state.blend_set('NONE')
 
 
 # --- viewport handlers ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from . import overlay
+from . import overlay, preferences
 from .console import EGL_BAD_MATCH, filtered_output
 from .files import replaced_atomically
 from .objects import GEOMETRY_TYPES
@@ -104,7 +104,9 @@ def _perspective(width, height, near, far):
 def framing_matrices(points, width, height, direction=(1.0, -1.3, 0.9)):
     """View and projection matrices of a perspective view from ``direction`` that shows every
     one of ``points`` (N, 3), as close as it can: the camera distance is bisected between one at
-    which the points' bounding sphere surely fits and one just outside that sphere."""
+    which the points' bounding sphere surely fits and one just outside that sphere, and the
+    projection is shifted (an off-centre frustum, as a camera's lens shift) so that the points'
+    picture is centred rather than leaving an empty band on one side."""
     points = np.asarray(points, dtype=float).reshape(-1, 3)
     lower, upper = points.min(axis=0), points.max(axis=0)
     centre = 0.5 * (lower + upper)
@@ -119,13 +121,20 @@ def framing_matrices(points, width, height, direction=(1.0, -1.3, 0.9)):
         near = max(0.5 * (distance - radius), 1e-3 * radius)
         return view, _perspective(width, height, near, distance + 2.0 * radius)
 
-    def fits(distance):
+    def extent(distance):
+        """(x_min, x_max, y_min, y_max) of the points in normalised device coordinates; None
+        when one is behind the camera."""
         view, proj = matrices(distance)
         clip = np.c_[points, np.ones(len(points))] @ np.array(proj @ view).T
         if np.any(clip[:, 3] <= 1e-9):
-            return False
+            return None
         ndc = clip[:, :2] / clip[:, 3:4]
-        return bool(np.all(np.abs(ndc) <= FRAME_FILL))
+        return ndc[:, 0].min(), ndc[:, 0].max(), ndc[:, 1].min(), ndc[:, 1].max()
+
+    def fits(distance):
+        box = extent(distance)
+        return box is not None and box[1] - box[0] <= 2.0 * FRAME_FILL \
+            and box[3] - box[2] <= 2.0 * FRAME_FILL
 
     far = radius / (math.sin(half_angle) * FRAME_FILL)   # the whole sphere fits
     near = 1.05 * radius                                  # the camera just outside the sphere
@@ -135,7 +144,16 @@ def framing_matrices(points, width, height, direction=(1.0, -1.3, 0.9)):
             near, far = (near, middle) if fits(middle) else (middle, far)
     else:
         far = near
-    return matrices(far)
+    view, proj = matrices(far)
+    x0, x1, y0, y1 = extent(far)
+    # Centre the picture of the points: ndc' = ndc - c, i.e. rows x and y of the projection
+    # less c times its row w.
+    cx, cy = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
+    shifted = proj.copy()
+    for column in range(4):
+        shifted[0][column] = proj[0][column] - cx * proj[3][column]
+        shifted[1][column] = proj[1][column] - cy * proj[3][column]
+    return view, shifted
 
 
 def picture_format(path) -> str:
@@ -149,19 +167,59 @@ def picture_format(path) -> str:
 
 
 def render_picture(path, scene=None, camera=None, width=960, height=600, keys=None,
-                   view_projection=None):
+                   view_projection=None, legend=None):
     """Render ``scene`` with the overlays under ``keys`` (all when None) to the image ``path``
     (format by its suffix, see ``PICTURE_FORMATS``).
 
     The view is the ``camera`` given, else the scene camera, else one that frames the objects
-    and drawings. Returns the 4×4 view-projection matrix used (to project points into it).
+    and drawings. Labels sit on dark boxes. ``legend``: rows (colour role, text) drawn in the
+    top left corner, each after a swatch of its colour. Returns the 4×4 view-projection matrix
+    used (to project points into it).
     """
     picture_format(path)   # refuse an unknown suffix before any work
     with filtered_output(EGL_BAD_MATCH):
-        return _render(path, scene, camera, width, height, keys, view_projection)
+        return _render(path, scene, camera, width, height, keys, view_projection, legend)
 
 
-def _render(path, scene, camera, width, height, keys, view_projection):
+# Legend: distance of its box from the picture's corner, and padding inside it (pixels).
+LEGEND_MARGIN = 12
+LEGEND_PADDING = 10
+
+
+def legend_height(rows: int) -> float:
+    """Pixels from the top of a picture to the bottom of a legend of ``rows`` rows."""
+    label_size = preferences.style()[3]
+    return LEGEND_MARGIN + 2 * LEGEND_PADDING + label_size * (1.5 * rows - 0.5)
+
+
+def draw_legend(rows, height) -> None:
+    """Rows (role, text) in the top left corner, each a swatch of the role's colour and its
+    meaning, on a dark box (pixel-space matrices loaded)."""
+    import blf
+
+    if not rows:
+        return
+    colors, _, _, label_size = preferences.style()
+    font = 0
+    blf.size(font, label_size)
+    line = 1.5 * label_size
+    swatch = 0.8 * label_size
+    text_width = max(blf.dimensions(font, text)[0] for _, text in rows)
+    box_w = 2 * LEGEND_PADDING + swatch + 0.6 * label_size + text_width
+    box_h = legend_height(len(rows)) - LEGEND_MARGIN
+    left = LEGEND_MARGIN
+    top = height - LEGEND_MARGIN
+    overlay.fill_boxes([(left, top - box_h, box_w, box_h)], overlay.BACKDROP_COLOR)
+    for k, (role, text) in enumerate(rows):
+        baseline = top - LEGEND_PADDING - label_size - k * line
+        x = left + LEGEND_PADDING
+        overlay.fill_boxes([(x, baseline, swatch, swatch)], colors.get(role, (1, 1, 1, 1)))
+        blf.color(font, 0.95, 0.95, 0.95, 1.0)
+        blf.position(font, x + swatch + 0.6 * label_size, baseline, 0)
+        blf.draw(font, text)
+
+
+def _render(path, scene, camera, width, height, keys, view_projection, legend):
     import gpu
 
     scene = scene or bpy.context.scene
@@ -181,15 +239,23 @@ def _render(path, scene, camera, width, height, keys, view_projection):
         offscreen.draw_view3d(scene, bpy.context.view_layer, space, region, view, proj,
                               do_color_management=True)
         items = overlay.drawings(keys)
+        labels = overlay.place_labels(items, overlay.projector(proj @ view, width, height),
+                                      frame=(width, height))
+        # Labels and the legend in pixel space: an orthographic map of the pixel grid to clip
+        # space. Backdrops first, lines and points over them, then the text.
+        pixel_space = (Matrix.Translation((-1.0, -1.0, 0.0))
+                       @ Matrix.Diagonal((2.0 / width, 2.0 / height, 1.0, 1.0)))
         with offscreen.bind():
+            gpu.matrix.load_projection_matrix(Matrix.Identity(4))
+            gpu.matrix.load_matrix(pixel_space)
+            overlay.draw_label_backdrops(labels)
             gpu.matrix.load_matrix(view)
             gpu.matrix.load_projection_matrix(proj)
             overlay.draw_geometry(items, (width, height))
-            # Labels in pixel space: an orthographic map of the pixel grid to clip space.
             gpu.matrix.load_projection_matrix(Matrix.Identity(4))
-            gpu.matrix.load_matrix(Matrix.Translation((-1.0, -1.0, 0.0))
-                                   @ Matrix.Diagonal((2.0 / width, 2.0 / height, 1.0, 1.0)))
-            overlay.draw_labels(items, overlay.projector(proj @ view, width, height))
+            gpu.matrix.load_matrix(pixel_space)
+            overlay.draw_label_texts(labels)
+            draw_legend(legend, height)
             buffer = offscreen.texture_color.read()
     finally:
         offscreen.free()

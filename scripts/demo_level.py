@@ -337,15 +337,18 @@ def _add_camera_and_light(size_x, size_y, center):
     """The review camera (framing the whole floor, looking north and down) and a sun."""
     import bpy
 
-    from convex_tools.cli import DEFAULT_PICTURE_SIZE, framing_camera
+    from convex_tools.cli import DEFAULT_PICTURE_SIZE, LEGEND_ROWS, framing_camera
+    from convex_tools.picture import legend_height
 
     scene = bpy.context.scene
     half = (size_x / 2, size_y / 2)
     lower = (center[0] - half[0], center[1] - half[1], 0.0)
     upper = (center[0] + half[0], center[1] + half[1], 2.0)
     width, height = DEFAULT_PICTURE_SIZE
+    # The picture's legend sits above the floor, not on it.
     scene.camera = framing_camera(scene, lower, upper, width / height, pitch_degrees=58.0,
-                                  name="ReviewCamera")
+                                  name="ReviewCamera",
+                                  top_reserve=legend_height(LEGEND_ROWS) / height)
     sun_data = bpy.data.lights.new("Sun", 'SUN')
     sun_data.energy = 3.0
     sun = bpy.data.objects.new("Sun", sun_data)
@@ -431,10 +434,15 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     expected = build_demo_level()
     import bpy
-    bpy.ops.wm.save_as_mainfile(filepath=blend)
+
+    from convex_tools.console import SAVED_AS, filtered_output
+    with filtered_output(SAVED_AS):   # the next line says where it was saved
+        bpy.ops.wm.save_as_mainfile(filepath=blend)
+    n_props = len(bpy.data.collections["Props"].objects)
     n_objects = sum(1 for o in bpy.data.objects if o.type == 'MESH')
-    print(f"Built the demo level: {n_objects} mesh objects, {len(expected)} planted problems, "
-          f"saved to {_shown(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
+    print(f"Built the demo level: {n_props} props on a floor ({n_objects} objects), "
+          f"{len(expected)} planted problems, saved to {_shown(blend)} "
+          f"({time.perf_counter() - start:.1f} s)\n", flush=True)
 
     check_args = [_shown(blend), "--clearance", str(args.clearance), "--ignore", "Ground",
                   "--ignore-pair", "Lamp*", "Pillar*",

@@ -1,13 +1,17 @@
 #!/usr/bin/env python
 """Render a picture of a scene with Convex Tools overlays, headless (bpy module).
 
-    python scripts/render_picture.py LEVEL.blend --out picture.png   # its watched pairs
-    python scripts/render_picture.py --showcase --out docs/overlay.png
+    scripts/run.sh python scripts/render_picture.py LEVEL.blend   # its watched pairs → LEVEL.png
+    scripts/run.sh python scripts/render_picture.py --showcase    # → showcase.png
 
 With a .blend, the pairs in the scene's watch list are evaluated and drawn (set them up in
 the Sidebar's Convex tab, or with ``object.convex_watch_add``). ``--showcase`` builds a small
 scene that shows every kind of overlay: a distance, a penetration vector, a contact manifold,
-a ray hit and a sweep's ghost at its time of impact.
+a ray hit and a sweep's ghost at its time of impact (the picture at the top of the README;
+``scripts/make_pictures.py`` renders it into docs/). ``--out`` names the picture (default:
+showcase.png, or the .blend's name with .png, in the current folder); its suffix chooses the
+format (.png, .jpg, .webp, .tif, .bmp). Exit code 0 when the picture was written, 2 for a
+missing file or bad arguments.
 """
 
 import argparse
@@ -67,33 +71,64 @@ def watched(path):
     watch.refresh(scene)
 
 
+def default_out(args):
+    """The picture's path when ``--out`` is not given: in the current folder."""
+    if args.showcase:
+        return "showcase.png"
+    return os.path.splitext(os.path.basename(args.blend))[0] + ".png"
+
+
+def _size(text):
+    width, sep, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height))
+    except ValueError:
+        size = None
+    if not sep or size is None or min(size) < 16 or max(size) > 8192:
+        raise argparse.ArgumentTypeError(f"expected a size like 1280x720, got {text!r}")
+    return size
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("blend", nargs="?", help="a .blend whose watched pairs are drawn")
     parser.add_argument("--showcase", action="store_true", help="render the built-in showcase")
-    parser.add_argument("--out", required=True, help="PNG file to write")
-    parser.add_argument("--size", default="1280x720", help="WxH in pixels (default 1280x720)")
+    parser.add_argument("--out", help="picture to write (default: showcase.png, or the "
+                                      ".blend's name with .png); the suffix chooses the format")
+    parser.add_argument("--size", type=_size, default=(1280, 720),
+                        help="WxH in pixels (default 1280x720)")
     args = parser.parse_args(argv)
     if bool(args.blend) == args.showcase:
         parser.error("give either a .blend file or --showcase")
     if args.blend and not os.path.isfile(args.blend):
-        print(f"error: no such file: {args.blend}", file=sys.stderr)
+        print(f"render_picture.py: error: no such file: {args.blend}", file=sys.stderr)
         return 2
-    width, height = (int(v) for v in args.size.lower().split("x"))
+    out = args.out or default_out(args)
+    width, height = args.size
 
     import bpy
 
     import convex_tools
-    from convex_tools import picture
+    from convex_tools import files, picture
 
+    try:
+        files.check_writable(out)
+        picture.picture_format(out)
+    except OSError as problem:
+        print(f"render_picture.py: error: --out {out}: {problem.strerror or problem}",
+              file=sys.stderr)
+        return 2
+    except ValueError as problem:
+        print(f"render_picture.py: error: --out {out}: {problem}", file=sys.stderr)
+        return 2
     bpy.ops.wm.read_factory_settings(use_empty=True)
     convex_tools.register()
     try:
         showcase() if args.showcase else watched(args.blend)
-        picture.render_picture(args.out, width=width, height=height)
+        picture.render_picture(out, width=width, height=height)
     finally:
         convex_tools.unregister()
-    print(f"Wrote {args.out}")
+    print(f"Wrote {out}")
     return 0
 
 
