@@ -5,8 +5,8 @@ A ``Drawing`` is plain data (lines, points, labels by colour role). Drawings are
 in the viewport (draw handlers, added by ``attach`` and removed by ``detach``) and in the
 offscreen pictures of ``picture``: ``draw_geometry`` with the view-projection already loaded,
 ``draw_labels`` in pixel space with a projection function (pictures also put each label on a
-dark backdrop: ``place_labels``, ``draw_label_backdrops``, ``draw_label_texts``). Colours and sizes come from the
-add-on preferences (``preferences.style``).
+dark backdrop: ``place_labels``, ``draw_label_backdrops``, ``draw_label_texts``). Colours and
+sizes come from the add-on preferences (``preferences.style``).
 """
 
 from __future__ import annotations

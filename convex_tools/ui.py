@@ -9,7 +9,7 @@ from .objects import GEOMETRY_TYPES, describe
 
 
 class VIEW3D_MT_convex_tools(bpy.types.Menu):
-    """View3D › Object › Convex Tools: every operator of the add-on (F3 search finds them too)"""
+    """View3D › Object › Convex Tools: every operator of the add-on (F3 finds them too)"""
 
     bl_label = "Convex Tools"
 

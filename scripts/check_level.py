@@ -7,8 +7,9 @@
 
 Runs on the ``bpy`` module (Blender as a Python module, no Blender install needed); inside
 Blender the same check is ``blender -b LEVEL.blend -c convex_tools check [options]``.
-Exit code 0: clean, 1: findings, 2: missing or unreadable file, or bad arguments.
-``--help`` lists every option.
+Exit code 0: clean, 1: findings, 2: missing or unreadable file, bad arguments or an output
+path it cannot write, 130: interrupted (Ctrl-C; the reports then hold the findings so far,
+marked incomplete). ``--help`` lists every option.
 """
 
 import os
@@ -36,4 +37,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # before the check started (importing bpy, registering)
+        print("check_level.py: interrupted (Ctrl-C)", file=sys.stderr)
+        sys.exit(130)

@@ -10,7 +10,8 @@ if [ -z "${BASH_VERSION:-}" ]; then
     return 2 2>/dev/null || exit 2
 fi
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    echo "scripts/env.sh must be sourced (source scripts/env.sh), or use: scripts/run.sh COMMAND" >&2
+    echo "scripts/env.sh must be sourced (source scripts/env.sh)," \
+        "or use: scripts/run.sh COMMAND" >&2
     exit 2
 fi
 
