@@ -187,7 +187,7 @@ def _run(args, load, out, err) -> RunResult:
     import bpy
 
     from . import level_check
-    from .core.level import TOUCH_TOLERANCE, count_line, report_table
+    from .core.level import TOUCH_TOLERANCE, report_table
 
     started = time.perf_counter()
     _check_outputs(args)
@@ -265,8 +265,9 @@ def _run(args, load, out, err) -> RunResult:
         for note in notes:
             print(note, file=err, flush=True)
     else:
-        print(_summary_line(label, stats, args, tolerance, level_run.own_clearances), file=out)
-        print(count_line(findings), file=out)
+        print(_summary_line(label, stats, args, tolerance, level_run.own_clearances,
+                            complete=not interrupted), file=out)
+        print(_count_text(findings, interrupted), file=out)
         if findings:
             print(file=out)
             print(report_table(findings, limit=args.max_rows, header=False), file=out)
@@ -387,7 +388,7 @@ def _check_outputs(args):
 _EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--picture": "findings.png"}
 
 
-def _summary_line(label, stats, args, tolerance, own_clearances=0):
+def _summary_line(label, stats, args, tolerance, own_clearances=0, complete=True):
     clearance = f"clearance {args.clearance:g} m"
     if own_clearances:
         clearance += (f", own clearance on {own_clearances} "
@@ -402,16 +403,26 @@ def _summary_line(label, stats, args, tolerance, own_clearances=0):
     if args.object_clearance:
         parts.append("clearances " + ", ".join(f"{p}={c:g}" for p, c in args.object_clearance))
     noun = "object" if stats.objects == 1 else "objects"
-    return f"Checked {stats.objects} {noun} of {label} ({'; '.join(parts)})"
+    checked = "Checked" if complete else "Partly checked"
+    return f"{checked} {stats.objects} {noun} of {label} ({'; '.join(parts)})"
+
+
+def _count_text(findings, interrupted=""):
+    """The counts of the findings; for an interrupted run, said to be those found so far."""
+    from .core.level import OVERLAP, count_line
+
+    if not interrupted:
+        return count_line(findings)
+    overlaps = sum(f.kind == OVERLAP for f in findings)
+    return (f"INCOMPLETE, {interrupted}: {len(findings)} finding"
+            f"{'s' * (len(findings) != 1)} so far ({overlaps} overlap{'s' * (overlaps != 1)}, "
+            f"{len(findings) - overlaps} too close)")
 
 
 def _result_line(label, stats, findings, interrupted=""):
     """The one line of ``--quiet``: the counts, how many objects, which file."""
-    from .core.level import count_line
-
     noun = "object" if stats.objects == 1 else "objects"
-    line = f"{count_line(findings).rstrip('.')} ({stats.objects} {noun} of {label})"
-    return f"INCOMPLETE, {interrupted}: {line}" if interrupted else line
+    return f"{_count_text(findings, interrupted).rstrip('.')} ({stats.objects} {noun} of {label})"
 
 
 class _Progress:

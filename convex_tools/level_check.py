@@ -147,17 +147,20 @@ class LevelRun:
     def _convert(self, count):
         t0 = time.perf_counter()
         stop = min(self.converted + count, len(self.pending))
-        for obj in self.pending[self.converted:stop]:
-            try:
-                shape = self.shape_cache.shape(obj, self.depsgraph)
-            except ValueError as error:  # e.g. a mesh without vertices
-                self.skipped.append((obj.name, str(error)))
-                continue
-            self.shapes.append(shape)
-            self.names.append(obj.name)
-            self.kept.append(obj)
-        self.converted = stop
-        self.times["shapes"] += time.perf_counter() - t0
+        try:
+            for obj in self.pending[self.converted:stop]:
+                try:
+                    shape = self.shape_cache.shape(obj, self.depsgraph)
+                except ValueError as error:  # e.g. a mesh without vertices
+                    self.skipped.append((obj.name, str(error)))
+                else:
+                    self.shapes.append(shape)
+                    self.names.append(obj.name)
+                    self.kept.append(obj)
+                # Counted one by one: an interrupted run reports how far it really got.
+                self.converted += 1
+        finally:
+            self.times["shapes"] += time.perf_counter() - t0
 
     def _build(self):
         t0 = time.perf_counter()

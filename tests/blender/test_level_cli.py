@@ -369,6 +369,10 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
     assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
     assert "Traceback" not in done.stderr
     assert "Interrupted: the 512 findings found so far are not the whole level" in done.stderr
+    # The printed counts say they are partial (never "No findings" for an unfinished check).
+    assert "Partly checked 800 objects" in done.stdout
+    assert ("INCOMPLETE, interrupted (Ctrl-C) while measuring pairs (512/799): 512 findings so "
+            "far (512 overlaps, 0 too close)") in done.stdout
     data = json.loads(report.read_text())
     assert data["complete"] is False
     assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (512/799)"
@@ -379,6 +383,15 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
     # The earlier check's picture is gone rather than taken for this one's.
     assert not picture.exists()
     assert "removed" in done.stderr
+
+
+def test_ctrl_c_while_making_shapes_prints_no_all_clear(long_level, tmp_path):
+    done = drive(tmp_path, "sigint", 3, long_level, "--quiet")
+    assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
+    assert done.stdout == ("INCOMPLETE, interrupted (Ctrl-C) while making shapes (128/800 "
+                           "objects): 0 findings so far (0 overlaps, 0 too close) (128 objects of "
+                           f"{long_level})\n")
+    assert "No findings" not in done.stdout
 
 
 def test_a_run_killed_midway_leaves_reports_that_say_it_did_not_finish(long_level, tmp_path):
