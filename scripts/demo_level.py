@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The main job, end to end: build a demo level, check it, report and picture the findings.
 
-    python scripts/demo_level.py [--out DIR] [--clearance C] [--no-picture]
+    scripts/run.sh python scripts/demo_level.py [--out DIR] [--clearance C] [--no-picture]
     (or: bash scripts/demo.sh [options])
 
 Builds a level of a few hundred props of every shape kind (mesh cubes, UV spheres, cylinders,
@@ -11,9 +11,9 @@ convex hulls) standing on a floor. Most stand alone; some pairs were placed over
 closer than the clearance, some exactly touching. The level is saved as ``out/demo_level.blend``
 and checked the way a user would check it from the command line:
 
-    python scripts/check_level.py out/demo_level.blend --clearance 0.05 --ignore Ground \\
-        --ignore-pair 'Lamp*' 'Pillar*' --json out/report.json --csv out/report.csv \\
-        --picture out/findings.png
+    scripts/run.sh python scripts/check_level.py out/demo_level.blend --clearance 0.05 \\
+        --ignore Ground --ignore-pair 'Lamp*' 'Pillar*' --json out/report.json \\
+        --csv out/report.csv --picture out/findings.png
 
 Crates carry the custom property ``convex_clearance = 0`` (stacking them is fine), doors
 ``convex_clearance = 0.6`` (they need room to open). Lamps sit on pillars on purpose, so that
@@ -450,7 +450,7 @@ def main(argv=None) -> int:
                   "--csv", _shown(os.path.join(args.out, "report.csv"))]
     if not args.no_picture:
         check_args += ["--picture", _shown(os.path.join(args.out, "findings.png"))]
-    print("$ python scripts/check_level.py " + " ".join(
+    print("$ scripts/run.sh python scripts/check_level.py " + " ".join(
         f"'{a}'" if "*" in a else a for a in check_args), flush=True)
     result = cli.run(check_args)
     if result.code == 2:
