@@ -34,6 +34,9 @@ class DistanceResult:
     ``point_a`` lies on A and ``point_b`` on B with ``|point_a - point_b| == distance``; when the
     shapes overlap ``distance == 0.0`` and ``intersecting`` is True (the points are then a common
     point, not a penetration witness: use ``penetration`` for that).
+
+    ``part_a``/``part_b``: on a ``Compound`` or ``TriangleMesh``, the index of the part (of A, of
+    B) that realised the result; None on a convex shape.
     """
 
     distance: float
@@ -43,6 +46,8 @@ class DistanceResult:
     iterations: int
     support_calls: int = 0
     status: Status = Status.CONVERGED
+    part_a: int | None = None
+    part_b: int | None = None
 
     @property
     def normal(self) -> np.ndarray:
@@ -58,6 +63,9 @@ class Contact:
 
     ``normal`` points from A toward B; translating A by ``-depth * normal`` leaves the shapes
     touching.
+
+    ``part_a``/``part_b``: on a ``Compound`` or ``TriangleMesh``, the index of the part (of A, of
+    B) that realised the result; None on a convex shape.
     """
 
     depth: float
@@ -68,16 +76,26 @@ class Contact:
     support_calls: int = 0
     status: Status = Status.CONVERGED
     method: str = ""
+    part_a: int | None = None
+    part_b: int | None = None
 
 
 @dataclass(slots=True)
 class Manifold:
-    """Contact region: ``points`` (K,3) on the mid-plane and their ``depths`` (K,) along ``normal``."""
+    """Contact region: ``points`` (K,3) on the mid-plane and their ``depths`` (K,) along ``normal``.
+
+    On a ``Compound`` or ``TriangleMesh``: ``part_a``/``part_b`` name the parts of the deepest
+    contact (the one ``normal`` comes from) and ``parts`` the (part of A, part of B) each point
+    came from (None for a convex shape's side); all None for two convex shapes.
+    """
 
     normal: np.ndarray
     points: np.ndarray
     depths: np.ndarray
     support_calls: int = 0
+    part_a: int | None = None
+    part_b: int | None = None
+    parts: list | None = None
 
     def __len__(self) -> int:
         return len(self.points)
@@ -85,7 +103,10 @@ class Manifold:
 
 @dataclass(slots=True)
 class RayHit:
-    """``point == origin + t * direction``; ``normal`` is the outward unit normal (zero if inside)."""
+    """``point == origin + t * direction``; ``normal`` is the outward unit normal (zero if inside).
+
+    ``part``: on a ``Compound`` or ``TriangleMesh``, the index of the part hit; else None.
+    """
 
     t: float
     point: np.ndarray
@@ -93,11 +114,16 @@ class RayHit:
     iterations: int = 0
     support_calls: int = 0
     status: Status = Status.CONVERGED
+    part: int | None = None
 
 
 @dataclass(slots=True)
 class SweepHit:
-    """First time of contact ``t`` in [0, 1], the contact ``point`` and ``normal`` (A toward B)."""
+    """First time of contact ``t`` in [0, 1], the contact ``point`` and ``normal`` (A toward B).
+
+    ``part_a``/``part_b``: on a ``Compound`` or ``TriangleMesh``, the index of the part (of A, of
+    B) that realised the result; None on a convex shape.
+    """
 
     t: float
     point: np.ndarray
@@ -105,6 +131,8 @@ class SweepHit:
     iterations: int = 0
     support_calls: int = 0
     status: Status = Status.CONVERGED
+    part_a: int | None = None
+    part_b: int | None = None
 
 
 @dataclass
