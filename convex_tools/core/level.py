@@ -17,6 +17,16 @@ The work is in three phases, the first two vectorised over all objects at once:
    their distance) already reaches the clearance;
 3. narrow phase: GJK distance on what is left, and penetration depth for overlapping pairs.
 
+Concave shapes (``Compound``, ``TriangleMesh``) take part like any other: their boxes come from
+their own ``aabb()`` and the narrow phase runs the public queries, which answer part by part. A
+pair with a concave shape first gets a cheaper lower bound than its whole boxes: the gap between
+its parts' boxes (``concave.part_gap``), which culls a prop standing clear of a terrain whose box
+holds the whole level. Its finding names the parts involved (``part_a``/``part_b``: the
+compound's part names, or "part 3", "triangle 17"). Two triangle meshes are never checked
+against each other: both are static level geometry with no inside (terrain meeting a room shell
+is how levels are built, not a collision), and such pairs are only counted
+(``Stats.static_pairs``).
+
 Only phase 3 costs per pair, so it runs in chunks (``LevelCheck.step``) that a caller can
 interleave with progress reports and a cancel button. Findings come out sorted by kind and names,
 so the same level always gives the same report.
@@ -34,9 +44,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import broadphase
-from .gjk import distance
-from .penetration import penetration
+from . import broadphase, concave
+from .compound import ConcaveShape
+from .queries import distance, penetration
 
 # Overlaps no deeper than this are two surfaces resting on each other, not a collision (model
 # units: 0.1 mm in a level modelled in metres; well above the float noise of snapped vertices
@@ -63,7 +73,8 @@ class Finding:
     gap. ``point_a`` lies on ``object_a`` and ``point_b`` on ``object_b``; for an overlap
     ``point_b - point_a`` is the depth vector (moving A by it leaves the two touching), for a gap
     they are the closest points. ``clearance`` is the clearance the pair had to keep.
-    ``object_a`` is the name that sorts first.
+    ``object_a`` is the name that sorts first. ``part_a``/``part_b`` label the parts of a
+    ``Compound`` or ``TriangleMesh`` that realised the finding (None for a convex object).
     """
 
     object_a: str
@@ -73,6 +84,8 @@ class Finding:
     point_a: np.ndarray
     point_b: np.ndarray
     clearance: float = 0.0
+    part_a: str | None = None
+    part_b: str | None = None
 
     @property
     def depth(self) -> float:
@@ -96,6 +109,8 @@ class Finding:
             "clearance": self.clearance,
             "point_a": [float(v) for v in self.point_a],
             "point_b": [float(v) for v in self.point_b],
+            "part_a": self.part_a,
+            "part_b": self.part_b,
         }
 
     def __eq__(self, other) -> bool:
@@ -133,6 +148,8 @@ class Stats:
     skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
     shapes_made: int = 0       # Blender side: shapes built from an object's content
     shapes_shared: int = 0     # Blender side: shapes moved from an instance with equal content
+    part_culled: int = 0       # concave pairs dropped by the gap between their parts' boxes
+    static_pairs: int = 0      # triangle mesh against triangle mesh: not checked
 
 
 class LevelCheck:
@@ -252,20 +269,30 @@ class LevelCheck:
         if self.names[j] < self.names[i]:
             i, j = j, i
         a, b = self.shapes[i], self.shapes[j]
+        if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
+            if getattr(a, "is_mesh", False) and getattr(b, "is_mesh", False):
+                self.stats.static_pairs += 1
+                return None
+            gap = concave.part_gap(a, b)
+            if gap > 0.0 and gap >= need:     # no part pair can overlap or come within need
+                self.stats.part_culled += 1
+                return None
         result = distance(a, b)
         if result.intersecting:
             self.stats.penetrations += 1
-            signed, point_a, point_b = _overlap(a, b, result)
+            signed, point_a, point_b, parts = _overlap(a, b, result)
         else:
             signed, point_a, point_b = result.distance, result.point_a, result.point_b
+            parts = (result.part_a, result.part_b)
         if signed < -self.touch_tolerance:
             kind = OVERLAP
         elif need > 0.0 and signed < need:
             kind = TOO_CLOSE
         else:
             return None
-        return Finding(self.names[i], self.names[j], kind, float(signed), np.asarray(point_a, dtype=float),
-                       np.asarray(point_b, dtype=float), float(need))
+        return Finding(self.names[i], self.names[j], kind, float(signed),
+                       np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float),
+                       float(need), _label(a, parts[0]), _label(b, parts[1]))
 
     @property
     def findings(self) -> list:
@@ -276,11 +303,17 @@ class LevelCheck:
 
 
 def _overlap(a, b, result):
-    """Signed distance (minus the depth) and witness points of an overlapping pair."""
+    """Signed distance (minus the depth), witness points and parts of an overlapping pair."""
     contact = penetration(a, b, method=PENETRATION_METHOD)
     if contact is None:  # GJK saw contact, penetration saw none: they touch
-        return 0.0, result.point_a, result.point_b
-    return -float(contact.depth), contact.point_a, contact.point_b
+        return 0.0, result.point_a, result.point_b, (result.part_a, result.part_b)
+    return -float(contact.depth), contact.point_a, contact.point_b, \
+        (contact.part_a, contact.part_b)
+
+
+def _label(shape, part):
+    """How a report names ``part`` of ``shape`` (None for a convex shape)."""
+    return None if part is None else shape.part_label(part)
 
 
 def check_shapes(shapes, names, clearance=0.0, clearances=None, touch_tolerance=TOUCH_TOLERANCE,
@@ -363,8 +396,10 @@ def pair_is_ignored(name_a: str, name_b: str, ignore_pairs) -> bool:
 
 
 # --- reports ---------------------------------------------------------------------------------
+# The part columns come last, so that readers of the earlier columns by position still work.
 CSV_COLUMNS = ("kind", "object_a", "object_b", "distance", "clearance",
-               "point_a_x", "point_a_y", "point_a_z", "point_b_x", "point_b_y", "point_b_z")
+               "point_a_x", "point_a_y", "point_a_z", "point_b_x", "point_b_y", "point_b_z",
+               "part_a", "part_b")
 
 
 def summary(findings) -> dict:
@@ -391,7 +426,8 @@ def report_csv(findings) -> str:
     for f in findings:
         writer.writerow([f.kind, f.object_a, f.object_b, repr(f.distance), repr(f.clearance),
                          *(repr(float(v)) for v in f.point_a),
-                         *(repr(float(v)) for v in f.point_b)])
+                         *(repr(float(v)) for v in f.point_b),
+                         f.part_a or "", f.part_b or ""])
     return out.getvalue()
 
 
