@@ -125,6 +125,32 @@ def test_a_box_sunk_into_a_cliff_top_is_pushed_up_not_out_through_the_cliff_face
     assert contact.normal == pytest.approx([0.0, 0.0, 1.0], abs=1e-9)
 
 
+def dome(cells=16):
+    """z = -0.02 (x² + y²) on [-2, 2]²: a smooth hilltop, its peak the vertex at the origin; the
+    faces turn by well under a degree at each edge, so no edge is active."""
+    vertices, triangles = quad_grid((-2, -2, 0), (4, 0, 0), (0, 4, 0), cells, cells)
+    vertices[:, 2] = -0.02 * (vertices[:, 0] ** 2 + vertices[:, 1] ** 2)
+    return TriangleMesh(vertices, triangles)
+
+
+def test_a_box_resting_on_a_smooth_hilltop_touches_it_and_is_not_sunk_by_its_overhang():
+    # The box touches the peak only; its corners hang over faces that fall away. Measured
+    # against those faces' planes it would be ~0.01 deep (half-width times slope).
+    hill = dome()
+    assert hill.active_edges.sum() == 4 * 16                # the border only
+    crate = translated(Box((0.5, 0.5, 0.3)), (0.1, 0.05, 0.3))
+    assert signed_distance(crate, hill) == pytest.approx(0.0, abs=1e-9)
+    assert check_shapes([hill, crate], ["Hill", "Crate"]) == []
+
+
+def test_a_box_sunk_into_a_smooth_hilltop_is_pushed_up_by_about_its_depth():
+    crate = translated(Box((0.5, 0.5, 0.3)), (0.0, 0.0, 0.25))     # 0.05 below the peak
+    contact = penetration(dome(), crate)
+    # Out of one of the faces at the peak, tilted by at most ~0.3°: 0.05 to within 0.1%.
+    assert contact.depth == pytest.approx(0.05, rel=1e-3)
+    assert contact.normal[2] > 0.9999
+
+
 def test_a_box_pushed_into_the_foot_of_a_wall_comes_out_of_the_wall():
     crate = translated(Box((0.4, 0.4, 0.4)), (0.3, 0.0, -0.5))     # 0.1 into the wall x = 0
     contact = penetration(step(), crate)
@@ -211,6 +237,30 @@ def test_two_meshes_have_a_distance_but_no_penetration():
         penetration(low, high)
     with pytest.raises(ValueError, match="two TriangleMesh"):
         contact_manifold(low, high)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_penetration_contract_on_curved_terrain_for_random_shapes(seed):
+    from test_compound import random_part
+    rng = np.random.default_rng(seed)
+    vertices, triangles = quad_grid((-4, -4, 0), (8, 0, 0), (0, 8, 0), 12, 12)
+    vertices[:, 2] = 0.4 * np.sin(1.1 * vertices[:, 0]) * np.cos(0.9 * vertices[:, 1])
+    ground = TriangleMesh(vertices, triangles)
+    checked = 0
+    for _ in range(15):
+        shape = translated(random_part(rng, 0.0), (*rng.uniform(-3, 3, 2), rng.uniform(-.4, .6)))
+        contact = penetration(ground, shape)
+        if contact is None:
+            assert not intersect(ground, shape)
+            continue
+        checked += 1
+        assert contact.depth >= 0.0
+        assert np.linalg.norm(contact.normal) == pytest.approx(1.0)
+        assert contact.point_a - contact.point_b == pytest.approx(contact.depth * contact.normal)
+        assert on_surface(ground, contact.point_a, 1e-9)
+        assert on_surface(shape, contact.point_b, 1e-6)
+        assert signed_distance(ground, shape) == pytest.approx(-contact.depth, abs=1e-12)
+    assert checked >= 5
 
 
 # --- the surface's structure ---------------------------------------------------------------------
