@@ -263,6 +263,23 @@ def test_penetration_contract_on_curved_terrain_for_random_shapes(seed):
     assert checked >= 5
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_mesh_distance_is_the_minimum_over_all_triangles(seed):
+    from test_compound import random_part
+    rng = np.random.default_rng(10 + seed)
+    vertices, triangles = quad_grid((-4, -4, 0), (8, 0, 0), (0, 8, 0), 10, 10)
+    vertices[:, 2] = 0.4 * np.sin(1.1 * vertices[:, 0]) * np.cos(0.9 * vertices[:, 1])
+    ground = TriangleMesh(vertices, triangles)
+    for _ in range(12):
+        shape = translated(random_part(rng, 0.0), (*rng.uniform(-3, 3, 2), rng.uniform(0, 1.5)))
+        brute = min(gjk.distance(ground.part(i), shape).distance for i in range(len(ground)))
+        result = distance(shape, ground)
+        assert result.distance == pytest.approx(brute, abs=1e-9)
+        assert on_surface(ground, result.point_b, 1e-9) and on_surface(shape, result.point_a)
+        assert np.linalg.norm(result.point_a - result.point_b) == \
+            pytest.approx(result.distance, abs=1e-9)
+
+
 # --- the surface's structure ---------------------------------------------------------------------
 def test_a_flat_grid_has_active_edges_only_on_its_border():
     ground = terrain(n=4)
@@ -383,6 +400,21 @@ def test_level_check_on_terrain_reports_sunk_and_close_props_by_triangle():
     assert sunk.distance == pytest.approx(-0.1) and hovering.distance == pytest.approx(0.02)
     assert sunk.part_a.startswith("triangle ") and sunk.part_b is None
     assert stats.part_culled == 1          # "Clear": its box overlaps the terrain's, no triangle's
+
+
+def test_level_check_without_clearance_still_finds_a_sunk_prop():
+    found = check_shapes([terrain(), translated(Sphere(0.3), (0.5, 0.5, 0.25))], ["G", "Ball"])
+    assert [(f.object_a, f.kind, f.part_a) for f in found] == [("Ball", OVERLAP, None)]
+    assert found[0].part_b.startswith("triangle ")
+    assert found[0].distance == pytest.approx(-0.05)
+
+
+def test_a_bounded_distance_is_none_beyond_its_bound_and_exact_within_it():
+    ball = translated(Sphere(0.3), (0.5, 0.5, 0.5))            # 0.2 above the terrain
+    assert concave.distance(ball, terrain(), max_distance=0.19) is None
+    assert concave.distance(ball, terrain(), max_distance=0.2).distance == pytest.approx(0.2)
+    resting = translated(Sphere(0.3), (0.5, 0.5, 0.3))
+    assert concave.distance(resting, terrain(), max_distance=0.0).intersecting
 
 
 def test_level_check_does_not_check_two_meshes_against_each_other():

@@ -68,7 +68,7 @@ class Compound(ConcaveShape):
     Results of queries name the part(s) that realised them by index into ``parts``.
     """
 
-    __slots__ = ("_parts", "_names", "_tree", "_lower", "_upper", "_frozen")
+    __slots__ = ("_parts", "_names", "_tree", "_lower", "_upper", "_frozen", "__weakref__")
     kind = "compound"
 
     def __init__(self, parts, names=None) -> None:

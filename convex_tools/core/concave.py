@@ -108,31 +108,84 @@ def _count(stats):
 
 # --- distance, intersection ----------------------------------------------------------------------
 
-def distance(a, b, stats: bvh.TraversalStats | None = None) -> DistanceResult:
+def distance(a, b, stats: bvh.TraversalStats | None = None, max_distance: float = math.inf):
     """Smallest distance over the part pairs of ``a`` and ``b``, with the pair in ``part_a``/
-    ``part_b``; ``support_calls`` sums every GJK run."""
+    ``part_b``; ``support_calls`` sums every test.
+
+    ``max_distance``: only part pairs that may be that close are examined, and None is the
+    answer when none is (the level check asks only about pairs within a clearance).
+    """
     va, vb = _view("a", a), _view("b", b)
-    best, i, j = _closest(va, vb, stats)
+    found = _closest(va, vb, stats, max_distance)
+    if found is None:
+        return None
+    best, i, j = found
     best.part_a, best.part_b = va.part_id(i), vb.part_id(j)
     return best
 
 
-def _closest(va, vb, stats):
-    """Branch and bound over the part pairs: (DistanceResult, i, j) of the closest pair, its
-    ``support_calls`` the sum over every GJK run."""
+def _closest(va, vb, stats, limit=math.inf):
+    """Branch and bound over the part pairs: (DistanceResult, i, j) of the closest pair no
+    farther than ``limit`` (None if there is none), ``support_calls`` the sum over every test.
+
+    Pairs come in order of their box gap (a lower bound on their distance) and are tested until
+    that bound passes the best distance found, or the limit.
+    """
     best, best_d, pair, calls = None, math.inf, None, 0
+    mesh_a, mesh_b = va.is_mesh, vb.is_mesh and not va.is_mesh
     for gap, i, j in bvh.nearest_pairs(va.tree, vb.tree, stats):
-        if gap >= best_d:
+        if gap >= best_d or gap > limit:
             break             # every remaining pair is at least this far apart
         _count(stats)
-        r = gjk.distance(va.part(i), vb.part(j))
+        bound = min(best_d, limit)
+        if mesh_a or mesh_b:
+            r = _triangle_distance(va, i, vb.part(j), bound) if mesh_a else \
+                _flip_distance(_triangle_distance(vb, j, va.part(i), bound))
+        else:
+            r = gjk.distance(va.part(i), vb.part(j))
+        if r is None:
+            calls += 1
+            continue
         calls += r.support_calls
-        if r.distance < best_d or best is None:
+        if r.distance < best_d and r.distance <= limit:
             best, best_d, pair = r, r.distance, (i, j)
             if r.intersecting:
                 break
+    if best is None:
+        return None
     best.support_calls = calls
     return best, pair[0], pair[1]
+
+
+def _triangle_distance(mesh, i, shape, bound):
+    """Distance from triangle ``i`` of ``mesh`` to ``shape`` (the triangle as A), or None when
+    it is known to exceed ``bound``.
+
+    One support call settles the common case of a shape above a terrain: the shape's point p
+    nearest the triangle's plane is at its distance from the plane, −h (h as in
+    ``_plane_depth``), which bounds its distance to the triangle from below, and is that
+    distance exactly when p's foot q on the plane lies in the triangle (then |p − q| = −h).
+    Otherwise, and for shapes reaching the plane, GJK.
+    """
+    nx, ny, nz = mesh.normal_tuple(i)
+    corners = mesh.corners(i)
+    ax, ay, az = corners[0]
+    px, py, pz = shape.support_xyz(-nx, -ny, -nz)
+    h = nx * (ax - px) + ny * (ay - py) + nz * (az - pz)
+    if h < 0.0:
+        if -h > bound:
+            return None
+        q = (px + h * nx, py + h * ny, pz + h * nz)
+        if _inside_triangle(corners, (nx, ny, nz), q):
+            return DistanceResult(-h, np.array(q), np.array((px, py, pz)), False, 0, 1)
+    return gjk.distance(mesh.part(i), shape)
+
+
+def _flip_distance(r):
+    if r is None:
+        return None
+    return DistanceResult(r.distance, r.point_b, r.point_a, r.intersecting, r.iterations,
+                          r.support_calls, r.status)
 
 
 def intersect(a, b, method: str = "gjk", stats: bvh.TraversalStats | None = None) -> bool:
@@ -144,12 +197,6 @@ def intersect(a, b, method: str = "gjk", stats: bvh.TraversalStats | None = None
         if test(va.part(i), vb.part(j)):
             return True
     return False
-
-
-def part_gap(a, b, stats: bvh.TraversalStats | None = None) -> float:
-    """The smallest gap between a part box of ``a`` and one of ``b``: a lower bound on their
-    distance that costs a walk of the trees and no narrow-phase test."""
-    return bvh.min_gap(_view("a", a).tree, _view("b", b).tree, stats)
 
 
 def signed_distance(a, b) -> float:

@@ -18,13 +18,14 @@ The work is in three phases, the first two vectorised over all objects at once:
 3. narrow phase: GJK distance on what is left, and penetration depth for overlapping pairs.
 
 Concave shapes (``Compound``, ``TriangleMesh``) take part like any other: their boxes come from
-their own ``aabb()`` and the narrow phase runs the public queries, which answer part by part. A
-pair with a concave shape first gets a cheaper lower bound than its whole boxes: the gap between
-its parts' boxes (``concave.part_gap``), which culls a prop standing clear of a terrain whose box
-holds the whole level. Its finding names the parts involved (``part_a``/``part_b``: the
-compound's part names, or "part 3", "triangle 17"). Two triangle meshes are never checked
-against each other: both are static level geometry with no inside (terrain meeting a room shell
-is how levels are built, not a collision), and such pairs are only counted
+their own ``aabb()`` and the narrow phase runs the queries, which answer part by part. A pair
+with a concave shape asks its distance only up to the clearance (``concave.distance`` with
+``max_distance``): part pairs whose boxes, or a triangle's plane, are already farther are never
+tested, so a prop standing clear of a terrain (whose box holds the whole level) costs a walk of
+the terrain's tree and no narrow-phase test. A finding names the parts involved (``part_a``/
+``part_b``: the compound's part names, or "part 3", "triangle 17"). Two triangle meshes are
+never checked against each other: both are static level geometry with no inside (terrain
+meeting a room shell is how levels are built, not a collision), and such pairs are only counted
 (``Stats.static_pairs``).
 
 Only phase 3 costs per pair, so it runs in chunks (``LevelCheck.step``) that a caller can
@@ -148,7 +149,7 @@ class Stats:
     skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
     shapes_made: int = 0       # Blender side: shapes built from an object's content
     shapes_shared: int = 0     # Blender side: shapes moved from an instance with equal content
-    part_culled: int = 0       # concave pairs dropped by the gap between their parts' boxes
+    part_culled: int = 0       # concave pairs with no part pair within the clearance
     static_pairs: int = 0      # triangle mesh against triangle mesh: not checked
 
 
@@ -273,11 +274,12 @@ class LevelCheck:
             if getattr(a, "is_mesh", False) and getattr(b, "is_mesh", False):
                 self.stats.static_pairs += 1
                 return None
-            gap = concave.part_gap(a, b)
-            if gap > 0.0 and gap >= need:     # no part pair can overlap or come within need
+            result = concave.distance(a, b, max_distance=need)
+            if result is None:                # no part pair within need: nothing to report
                 self.stats.part_culled += 1
                 return None
-        result = distance(a, b)
+        else:
+            result = distance(a, b)
         if result.intersecting:
             self.stats.penetrations += 1
             signed, point_a, point_b, parts = _overlap(a, b, result)

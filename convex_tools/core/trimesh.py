@@ -121,7 +121,7 @@ class TriangleMesh(ConcaveShape):
 
     __slots__ = ("_vertices", "_triangles", "_source", "_normals", "_active", "_active_vertices",
                  "_any_active", "_corners", "_normal_list", "_tree", "_lower", "_upper",
-                 "_dropped", "_frozen")
+                 "_dropped", "_frozen", "__weakref__")
     kind = "triangle_mesh"
     is_mesh = True
 
