@@ -39,7 +39,7 @@ def entry_times(lo_a, hi_a, lo_b, hi_b, m, t_max):
     return np.where(t0 <= t1, t0, np.nan)
 
 
-# --- build ------------------------------------------------------------------------------------
+# --- build ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 4, 5, 17, 1000])
 def test_every_item_sits_in_exactly_one_leaf_inside_every_box_above_it(rng, n):
     lower, upper = random_boxes(rng, n)
@@ -104,7 +104,7 @@ def test_leaf_size_must_be_a_positive_integer():
         AABBTree(np.zeros((3, 3)), np.ones((3, 3)), leaf_size=0)
 
 
-# --- walks --------------------------------------------------------------------------------------
+# --- walks ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("grow", [0.0, 0.7])
 def test_overlapping_pairs_are_the_brute_force_pairs(rng, grow):
     la, ua = random_boxes(rng, 120)

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from convex_tools.core import (Box, Compound, Sphere, Triangle, TriangleMesh, Transformed,
-                               bvh, contact_manifold, distance, gjk, intersect, penetration,
-                               posed, ray_cast, signed_distance, sweep, translated)
+from convex_tools.core import (Box, Capsule, Compound, Sphere, Triangle, TriangleMesh,
+                               Transformed, bvh, contact_manifold, distance, gjk, intersect,
+                               penetration, posed, ray_cast, signed_distance, sweep, translated)
 from convex_tools.core import concave, trimesh
 from convex_tools.core.level import OVERLAP, TOO_CLOSE, Stats, check_shapes
 
@@ -180,6 +180,28 @@ def test_rays_hit_the_walls_of_a_room_from_either_side_facing_the_ray():
     assert outside.normal == pytest.approx([1.0, 0.0, 0.0])
     assert ray_cast(room(), (5.0, 0.2, 1.0), (-1.0, 0.0, 0.0), max_t=2.9) is None
     assert ray_cast(room(), (5.0, 0.2, 1.0), (1.0, 0.0, 0.0)) is None
+
+
+def test_a_ray_into_a_u_shaped_channel_hits_the_inner_wall():
+    channel = welded(quad_grid((-1, -3, 0), (2, 0, 0), (0, 6, 0), 4, 6),            # floor, +z
+                     quad_grid((-1, -3, 0), (0, 6, 0), (0, 0, 2), 6, 4),            # x = -1, +x
+                     quad_grid((1, -3, 0), (0, 0, 2), (0, 6, 0), 4, 6))             # x = +1, -x
+    # From above the opening, slanting down toward +x: it enters the channel between the wall
+    # tops and reaches the wall x = 1 after 1.5 in x, 0.75 in z (z = 1.25 there).
+    hit = ray_cast(channel, (-0.5, 0.2, 2.0), (1.0, 0.0, -0.5))
+    assert hit.t == pytest.approx(1.5)
+    assert hit.point == pytest.approx([1.0, 0.2, 1.25])
+    assert hit.normal == pytest.approx([-1.0, 0.0, 0.0])
+
+
+def test_a_capsule_lying_sunk_in_the_floor_touches_along_its_length():
+    lying = posed(Capsule(0.2, 0.5), rotation((0, 1, 0), math.pi / 2), (0.1, 0.3, 0.15))
+    # Its axis along x from -0.4 to 0.6 at z = 0.15, radius 0.2: sunk 0.05 all along.
+    m = contact_manifold(room(), lying)
+    assert m.normal == pytest.approx([0.0, 0.0, 1.0])
+    assert len(m) == 2
+    assert sorted(np.round(m.points[:, 0], 9)) == [-0.4, 0.6]     # the segment's ends
+    assert m.depths == pytest.approx([0.05, 0.05])
 
 
 def test_a_ray_through_a_shared_edge_or_vertex_does_not_slip_between_triangles():

@@ -5,7 +5,8 @@ the pairs. A convex shape takes part as a set of one part (a tree of one box), s
 compound–compound, mesh–convex and mesh–compound all run the same walks:
 
 - ``distance``: branch and bound, best first. Part pairs come in order of their box gap (a lower
-  bound on their distance); GJK runs on each until the gap reaches the best distance found.
+  bound on their distance); GJK runs on each until the gap reaches the best distance found (a
+  shape above a triangle is often settled by one support call instead, ``_triangle_distance``).
 - ``intersect``: any part pair with overlapping boxes that intersects.
 - ``penetration``: the deepest contact over the part pairs that overlap. Against a mesh, each
   triangle the shape touches gives a contact out of its front face (``_triangle_contact``:
@@ -69,8 +70,9 @@ EDGE_TOLERANCE = 1e-12
 FACE_SWEEP_START = 1e-3
 
 # Cap on the conservative-advancement steps that finish that sweep. Each step closes the gap by
-# the factor 1 − cos θ (θ between the face normal and the contact's); the sweep leaves a gap
-# near rounding, so one or two steps are the rule and the cap only bounds a grazing contact.
+# the factor 1 − cos θ (θ between the face normal and the contact's); the sweep usually leaves
+# nothing to close, so one or two steps are the rule (7 the most in 1900 random contacts on
+# curved terrain) and the cap only bounds a grazing contact.
 MAX_ADVANCE_STEPS = 32
 
 
@@ -340,13 +342,14 @@ def _face_depth(mesh, i, tri, shape, method):
     s = start if hit is None else start * (1.0 - hit.t)
     touching = gjk.touching_tolerance(max(size, float(np.max(np.abs(upper))), 1e-300))
     status = Status.ITERATION_LIMIT
-    for _ in range(MAX_ADVANCE_STEPS):
+    for step in range(MAX_ADVANCE_STEPS):
         r = gjk.distance(tri, translated(shape, s * n))
         calls += r.support_calls
         if r.intersecting or r.distance <= touching:
             status = Status.CONVERGED
             break
-        s -= r.distance
+        if step + 1 < MAX_ADVANCE_STEPS:
+            s -= r.distance   # (the last pose stays the one r was measured at)
     s = max(s, 0.0)
     point_a = np.asarray(r.point_a, float)
     return Contact(s, n, point_a, point_a - s * n, 0, calls, status, method)
@@ -547,12 +550,13 @@ def _height_function(xy, heights, tol):
             cx, cy, c0 = (float(c) for c in coef)
             return lambda x, y: cx * x + cy * y + c0
     if len(xy) >= 2:
-        p, q = xy[0], xy[int(np.argmax(np.linalg.norm(xy - xy[0], axis=1)))]
-        hp, hq = float(heights[0]), float(heights[int(np.argmax(np.linalg.norm(xy - xy[0],
-                                                                              axis=1)))])
-        span = float(np.dot(q - p, q - p))
+        far = int(np.argmax(np.linalg.norm(xy - xy[0], axis=1)))
+        (px, py), (qx, qy) = xy[0], xy[far]
+        hp, hq = float(heights[0]), float(heights[far])
+        ex, ey = qx - px, qy - py
+        span = ex * ex + ey * ey
         if span > tol * tol:
-            return lambda x, y: hp + (hq - hp) * float(np.dot((x - p[0], y - p[1]), q - p)) / span
+            return lambda x, y: hp + (hq - hp) * ((x - px) * ex + (y - py) * ey) / span
     h = float(heights[0])
     return lambda x, y: h
 
@@ -560,7 +564,7 @@ def _height_function(xy, heights, tol):
 def _reduce(points, depths_, n, max_points):
     """Indices of at most ``max_points`` points: duplicates merged, then the deepest, the
     farthest from it, and then each time the point that adds the most area (in the contact
-    plane) — the corners of the region, stable as it slides."""
+    plane), while any does — the corners of the region, stable as it slides."""
     u, v = _basis(n)
     xy = np.stack((points @ u, points @ v), axis=1)
     size = max(float(np.max(np.abs(points))), 1e-300)
@@ -587,8 +591,7 @@ def _reduce(points, depths_, n, max_points):
         gain = [(_polygon_area(np.vstack((xy[keep], xy[k]))) - base, k) for k in rest]
         best_gain, best = max(gain)
         if best_gain <= 0.0:
-            best = max(rest, key=lambda k: min(float(np.sum((xy[k] - xy[q]) ** 2))
-                                               for q in keep))
+            break             # the rest lie within what is kept (a line contact: its two ends)
         keep.append(best)
         rest.remove(best)
     return keep

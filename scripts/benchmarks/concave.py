@@ -1,4 +1,4 @@
-"""Concave shapes: queries against a 100k-triangle terrain, and levels of props on it and of compounds.
+"""Concave shapes: queries against a 100k-triangle terrain; levels of props on it and of compounds.
 
 1. **Terrain queries.** A 320 m × 320 m terrain of 100 352 triangles (a 224 × 224 grid of gentle
    hills, ±1.8 m) and 1000 props (boxes, spheres, capsules, cylinders, randomly turned) above it:
@@ -88,7 +88,7 @@ def _median(values):
     return statistics.median(values) if values else math.nan
 
 
-# --- 1. terrain queries ------------------------------------------------------------------------------
+# --- 1. terrain queries --------------------------------------------------------------------------
 
 def terrain_queries(ground, n, rng):
     span = 0.95 * TERRAIN_HALF
@@ -137,7 +137,7 @@ def _walk_time(query, prop, ground, pairs, x, y):
     return _clock() - t0
 
 
-# --- 2. the convex path --------------------------------------------------------------------------------
+# --- 2. the convex path --------------------------------------------------------------------------
 
 def convex_dispatch(rng, n):
     pairs = []
@@ -166,7 +166,7 @@ def convex_dispatch(rng, n):
     return rows
 
 
-# --- 3. levels -------------------------------------------------------------------------------------------
+# --- 3. levels -----------------------------------------------------------------------------------
 
 def terrain_level(ground, n, rng):
     """``n`` props scattered over the terrain: most 6–30 cm clear of it (measured under their
