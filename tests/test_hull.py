@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convex_tools.core import quickhull
-from convex_tools.core.hull import CountingHull, Hull, _cell
+from convex_tools.core.hull import Hull, _cell
 from convex_tools.core.quickhull import QuickhullError, convex_hull
+from scripts.benchmarks._counting import CountingHull
 
 CUBE = np.array([(x, y, z) for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 

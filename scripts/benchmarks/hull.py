@@ -10,8 +10,10 @@ import time
 
 import numpy as np
 
-from convex_tools.core.hull import CountingHull, Hull
+from convex_tools.core.hull import Hull
 from convex_tools.core.quickhull import convex_hull
+
+from ._counting import CountingHull
 
 SEED = 20240601
 
