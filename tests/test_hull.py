@@ -307,6 +307,73 @@ def test_bad_points_raise_value_error_naming_points(bad):
         Hull(bad)
 
 
+# --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------
+
+EXTREME_BASE = np.vstack([sphere_points(np.random.default_rng(30), 60),
+                          np.random.default_rng(31).uniform(-0.5, 0.5, (60, 3)), CUBE * 0.5])
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -1000, 1e-300, 1e-200, 1e-150, 1e-100, 1e100, 1e200,
+                                   1e300, 1e307, 2.0 ** 1000])
+def test_hulls_at_extreme_scales_match_the_unit_hull(scale):
+    # Hulls are scale-invariant: once these gave a single point (1e-200 and below, products of
+    # coordinates underflowing) or raised ZeroDivisionError (1e-150, 1e200 and above).
+    reference = convex_hull(EXTREME_BASE)
+    points = EXTREME_BASE * scale
+    h = convex_hull(points)
+    np.testing.assert_array_equal(h.indices, reference.indices)
+    np.testing.assert_array_equal(h.faces, reference.faces)
+    np.testing.assert_array_equal(h.vertices, points[h.indices])
+    assert h.tolerance == pytest.approx(reference.tolerance * scale, rel=1e-12)
+
+
+def test_hull_of_points_near_the_float_limit():
+    corners = CUBE * 1.7e308  # the sum of any two coordinates overflows
+    points = np.vstack([corners, np.random.default_rng(32).uniform(-1, 1, (200, 3)) * 1.6e308])
+    h = Hull(points)
+    assert h.dim == 3 and len(h.vertices) == 8
+    assert {tuple(v) for v in h.vertices.tolist()} == {tuple(c) for c in corners.tolist()}
+    assert np.all(np.isfinite(h.center_xyz())) and np.all(np.abs(h.center_xyz()) < 1.7e308)
+    assert h.support_xyz(1.0, 0.0, 0.0)[0] == 1.7e308
+
+
+def test_duplicates_of_huge_points():
+    rng = np.random.default_rng(33)
+    unit = np.vstack([rng.normal(size=(6, 3))] * 4)
+    reference = convex_hull(unit)
+    h = convex_hull(unit * 1e307)
+    np.testing.assert_array_equal(h.indices, reference.indices)
+    assert len(h.vertices) == len(set(map(tuple, h.vertices.tolist())))  # no duplicate corners
+
+
+def test_subnormal_points_give_a_hull_with_a_positive_tolerance():
+    points = np.array([(0.0, 0.0, 0.0), (5e-324, 0.0, 0.0), (0.0, 5e-324, 0.0), (0.0, 0.0, 5e-324),
+                       (5e-324, 5e-324, 5e-324)])
+    h = convex_hull(points)
+    assert h.dim == 3 and len(h.vertices) == 5
+    assert h.tolerance > 0.0
+    assert np.all(np.isfinite(Hull(points).center_xyz()))
+
+
+@pytest.mark.parametrize("offset, extent", [(1e300, 1.0), (1e20, 1.0), (1.0, 1e-17)])
+def test_tiny_extent_far_from_the_origin_is_a_point(offset, extent):
+    # The coordinates cannot resolve the cloud (it spans a few ulps or less): one point, and the
+    # tolerance says how far the others are.
+    points = offset + extent * np.random.default_rng(34).normal(size=(50, 3))
+    h = convex_hull(points)
+    assert h.dim == 0
+    assert np.max(np.linalg.norm(points - h.vertices[0], axis=1)) <= h.tolerance
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9])
+def test_small_extent_far_from_the_origin_is_still_resolved(offset):
+    rng = np.random.default_rng(35)
+    points = offset + np.vstack([sphere_points(rng, 200), CUBE * 0.1])
+    h = convex_hull(points)
+    assert h.dim == 3 and len(h.vertices) > 100
+    assert_closed_convex_hull(points, h)
+
+
 # --- the Hull shape -------------------------------------------------------------------------------
 
 def brute_force_max(vertices, d):

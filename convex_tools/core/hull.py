@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quickhull import convex_hull
+from .quickhull import _in_safe_range, convex_hull
 from .shapes import Shape
 
 # Hulls with at most this many vertices are scanned instead of climbed. Median µs per
@@ -71,7 +71,14 @@ def _cube_map(vertices: np.ndarray) -> tuple:
             d[:, others[0]], d[:, others[1]] = u, v
             faces.append(d)
     directions = np.concatenate(faces)
-    return k, tuple(np.argmax(vertices @ directions.T, axis=0).tolist())
+    # (scaled by a power of two if huge: the same argmax, without overflowing dot products)
+    return k, tuple(np.argmax(_in_safe_range(vertices)[0] @ directions.T, axis=0).tolist())
+
+
+def _centroid(vertices: np.ndarray) -> tuple:
+    """The vertex centroid (summed in a power-of-two scaled copy when the sum could overflow)."""
+    scaled, exponent = _in_safe_range(vertices)
+    return tuple(float(c) for c in np.ldexp(scaled.mean(axis=0), exponent))
 
 
 def _cell(x, y, z, k) -> int:
@@ -129,7 +136,7 @@ class Hull(Shape):
         # once: M moves is a hard cap that only a bug (or a non-convex graph) could reach.
         self._cap = m
         self._cells, self._map = _cube_map(data.vertices)
-        self._center = tuple(float(c) for c in data.vertices.mean(axis=0))
+        self._center = _centroid(data.vertices)
         self._freeze()
 
     # --- the hull ------------------------------------------------------------------------------

@@ -34,7 +34,9 @@ random cloud), so the Python loop only sees the outer shell. Late in the loop ou
 handful of points, handled in plain Python floats (numpy's per-call cost would dominate).
 
 Tolerance: ``DIST_TOL_REL * extent + ROUNDOFF_REL * max|coordinate|`` with extent the largest
-side of the bounding box, so the result is invariant to a uniform scale of the input.
+side of the bounding box, so the result is invariant to a uniform scale of the input. Clouds of
+extreme magnitude (beyond 2**-64 ... 2**64) are built scaled by a power of two, which is exact:
+every finite input works, from subnormal coordinates to the largest floats.
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ ORIENT_ERRBOUND = 8.0 * 2.0 ** -53
 # Cleanup distances below this (relative to the extent) are rounding: such vertices lie on the
 # hull of their neighbours, and removing any number of them at once cannot add up to tolerance.
 ROUNDING_DIST_REL = 1e-13
+
+# Largest |coordinate| outside this range is scaled into it (by a power of two): normals' squared
+# lengths and orientation determinants multiply up to four coordinate differences, which must
+# neither overflow (coordinates ~1e307 once raised ZeroDivisionError) nor underflow (~1e-150).
+# Differences of at least the roundoff tolerance (ROUNDOFF_REL x the largest coordinate) keep
+# every such product far inside the float range over [2**-64, 2**64].
+SAFE_MAGNITUDE_MIN = 2.0 ** -64
+SAFE_MAGNITUDE_MAX = 2.0 ** 64
 
 # --- caps and batch sizes ------------------------------------------------------------------------
 # Each main-loop step makes its eye a hull vertex, and a point is an eye at most once (it is then
@@ -151,15 +161,16 @@ def convex_hull(points) -> HullData:
     Raises ValueError naming ``points`` for empty, non-finite or wrongly shaped input.
     """
     p = validation.points("points", points)
-    lower, upper = p.min(axis=0), p.max(axis=0)
+    # The hull is built on the input coordinates themselves (not re-centred copies): the exact
+    # predicates then make the returned vertices exactly convex, not just their rounded images.
+    # Only a cloud of extreme magnitude is scaled, by a power of two (exact).
+    q, exponent = _in_safe_range(p)
+    lower, upper = q.min(axis=0), q.max(axis=0)
     extent = float(np.max(upper - lower))
-    roundoff = ROUNDOFF_REL * float(np.max(np.abs(p)))
+    roundoff = ROUNDOFF_REL * float(np.max(np.abs(q)))
     tol = DIST_TOL_REL * extent + roundoff
     filt = PREDICATE_FILTER_REL * extent + roundoff
     rounding = ROUNDING_DIST_REL * extent + roundoff
-    # The hull is built on the input coordinates themselves (not re-centred copies): the exact
-    # predicates then make the returned vertices exactly convex, not just their rounded images.
-    q = p
     ids = np.arange(len(p))
     # Points to verify against the final hull: those dropped within rounding of a plane, and the
     # vertices the cleanup removed. Each is within tolerance of the hull it was dropped from, but
@@ -170,7 +181,7 @@ def convex_hull(points) -> HullData:
     for _ in range(CLEANUP_PASS_CAP):
         hull, near = _hull_of(q, ids, tol, filt, exact)
         if hull[0] != 3:
-            return _package(p, hull, tol)
+            return _package(p, hull, _unscaled(tol, exponent))
         _, corners, faces = hull
         check = np.union1d(check, near)
         if len(check):
@@ -185,13 +196,32 @@ def convex_hull(points) -> HullData:
                 continue
         drop = _removable(q, corners, faces, tol, rounding) & ~np.isin(corners, pinned)
         if not drop.any():
-            return _package(p, hull, tol)
+            return _package(p, hull, _unscaled(tol, exponent))
         check = np.union1d(check, corners[drop])
         ids = corners[~drop]
     # The cap was reached while still removing or reinstating: an exact hull of everything is
     # always correct (it may keep a few vertices that are not corners).
     hull, _ = _hull_of(q, np.arange(len(p)), tol, filt, True)
-    return _package(p, hull, tol)
+    return _package(p, hull, _unscaled(tol, exponent))
+
+
+def _unscaled(length: float, exponent: int) -> float:
+    """``length * 2**exponent``, rounded up to the least subnormal rather than to zero."""
+    out = math.ldexp(length, exponent)
+    return out if out > 0.0 or length == 0.0 else math.ulp(0.0)
+
+
+def _in_safe_range(p: np.ndarray) -> tuple:
+    """``(q, e)`` with ``p == q * 2**e`` and the largest |coordinate| of q in the safe range.
+
+    Scaling by a power of two is exact (coordinates below 2**-1022 of the largest one excepted,
+    which are far below ROUNDOFF_REL) and changes no predicate's decision, so q has the same hull.
+    """
+    big = float(np.max(np.abs(p)))
+    if big == 0.0 or SAFE_MAGNITUDE_MIN <= big <= SAFE_MAGNITUDE_MAX:
+        return p, 0
+    _, e = math.frexp(big)  # big == m * 2**e with 0.5 <= m < 1
+    return np.ldexp(p, -e), e
 
 
 # --- dimension and degenerate hulls --------------------------------------------------------------
