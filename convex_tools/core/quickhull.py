@@ -94,6 +94,13 @@ CLEANUP_PASS_CAP = 4
 ASSIGN_CHUNK = 1 << 15
 # Below this many points the prefilter polytope costs more than it saves.
 PREFILTER_MIN_POINTS = 256
+# From this many points on, a round's redistribution handles the points in groups of equal cone
+# size (one dense array each) rather than as one flat list of (point, face) pairs: twice as fast
+# for large rounds, more numpy calls for small ones.
+GROUPED_MIN_POINTS = 2048
+# From this many faces with outside sets on, the main loop runs in rounds over arrays (``_Batch``)
+# instead of one eye at a time in plain Python.
+BATCH_MIN_FACES = 64
 # At most this many orphaned points are redistributed in plain Python instead of numpy, and
 # outside sets this small are kept as lists. Build time of 20k sphere points by threshold:
 # 0 (always numpy) 2.2 s, 12: 1.5 s, 32: 1.22 s, 64: 1.16 s, 128: 1.25 s, always Python 1.45 s.
@@ -182,10 +189,10 @@ def convex_hull(points) -> HullData:
         hull, near = _hull_of(q, ids, tol, filt, exact)
         if hull[0] != 3:
             return _package(p, hull, _unscaled(tol, exponent))
-        _, corners, faces = hull
+        _, corners, faces, planes = hull
         check = np.union1d(check, near)
         if len(check):
-            stray = check[_height_above(q, faces, check) > tol]
+            stray = check[_height_above(q, planes, check) > tol]
             if len(stray):
                 # Rare: reinstate them, and decide near points exactly from now on so that
                 # nothing can be dropped again.
@@ -194,7 +201,7 @@ def convex_hull(points) -> HullData:
                 pinned = np.union1d(pinned, stray)
                 exact = True
                 continue
-        drop = _removable(q, corners, faces, tol, rounding) & ~np.isin(corners, pinned)
+        drop = _removable(q, corners, faces, planes[0], tol, rounding) & ~np.isin(corners, pinned)
         if not drop.any():
             return _package(p, hull, _unscaled(tol, exponent))
         check = np.union1d(check, corners[drop])
@@ -230,7 +237,8 @@ _NONE = np.zeros(0, dtype=np.intp)
 
 
 def _hull_of(q: np.ndarray, ids: np.ndarray, tol: float, filt: float, exact: bool):
-    """``((dim, corners, faces_or_normal), near)`` for the points ``q[ids]`` (indices into q).
+    """``((dim, corners, faces_or_normal[, planes]), near)`` for the points ``q[ids]`` (indices
+    into q); solid hulls also give their face ``planes`` (unit normals, offsets).
 
     ``near`` are the points dropped for lying within ``filt`` of a face plane (none if exact).
     """
@@ -269,11 +277,12 @@ def _hull_of(q: np.ndarray, ids: np.ndarray, tol: float, filt: float, exact: boo
         # The hull of the extreme points along 26 directions first: the assign() of the whole
         # cloud below then drops everything inside it with one matrix product.
         builder.assign(ids[np.unique(np.argmax(sub @ _DIRS.T, axis=0))])
-        builder.run()
+        builder.run(batch=False)
     builder.assign(ids)
-    builder.run()
-    corners, faces, near = builder.result()
-    return (3, corners, faces), near
+    corners, faces, planes, near = builder.run().result()
+    if 2 * len(corners) - len(faces) != 4:  # V - E + F == 2 with 2E == 3F
+        raise QuickhullError("the hull is not a closed surface of genus 0 (a bug)")
+    return (3, corners, faces, planes), near
 
 
 def _polygon(sub: np.ndarray, normal: np.ndarray, tol: float) -> list:
@@ -337,11 +346,17 @@ def _integers(coords: tuple) -> list:
     return [n << (bits - d.bit_length()) for n, d in ratios]
 
 
-def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
-    """Sign of ``((b - a) x (c - a)) . (p - a)``, exactly: +1 when p is above the face (a, b, c).
+def _point_integers(p: tuple) -> tuple:
+    """``(x, y, z, bits)``: the point's coordinates exactly, as integers times ``2**-bits``."""
+    (xn, xd), (yn, yd), (zn, zd) = (t.as_integer_ratio() for t in p)
+    bits = max(xd.bit_length(), yd.bit_length(), zd.bit_length())
+    return (xn << (bits - xd.bit_length()), yn << (bits - yd.bit_length()),
+            zn << (bits - zd.bit_length()), bits)
 
-    The float determinant decides when it exceeds its rounding bound, else integers do.
-    """
+
+def _orient_float(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
+    """Sign of ``((b - a) x (c - a)) . (p - a)`` when the float determinant exceeds its rounding
+    bound; 0 when it cannot tell."""
     ax, ay, az = a
     ux, uy, uz = b[0] - ax, b[1] - ay, b[2] - az
     vx, vy, vz = c[0] - ax, c[1] - ay, c[2] - az
@@ -351,12 +366,58 @@ def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
                  + abs(wz) * (abs(ux * vy) + abs(uy * vx)))
     if abs(det) > ORIENT_ERRBOUND * permanent:
         return 1 if det > 0.0 else -1
-    ax, ay, az, bx, by, bz, cx, cy, cz, px, py, pz = _integers((*a, *b, *c, *p))
+    return 0
+
+
+def _orient_integers(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
+    """``_orient`` in integers, from ``_point_integers`` of the four points."""
+    bits = max(a[3], b[3], c[3], p[3])
+    ax, ay, az = (t << (bits - a[3]) for t in a[:3])
+    bx, by, bz = (t << (bits - b[3]) for t in b[:3])
+    cx, cy, cz = (t << (bits - c[3]) for t in c[:3])
+    px, py, pz = (t << (bits - p[3]) for t in p[:3])
     ux, uy, uz = bx - ax, by - ay, bz - az
     vx, vy, vz = cx - ax, cy - ay, cz - az
     wx, wy, wz = px - ax, py - ay, pz - az
     det = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx)
     return (det > 0) - (det < 0)
+
+
+def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
+    """Sign of ``((b - a) x (c - a)) . (p - a)``, exactly: +1 when p is above the face (a, b, c).
+
+    The float determinant decides when it exceeds its rounding bound, else integers do.
+    """
+    return _orient_float(a, b, c, p) or _orient_integers(
+        _point_integers(a), _point_integers(b), _point_integers(c), _point_integers(p))
+
+
+# Extended precision (x87 80-bit long double where numpy has it) decides nearly all the
+# orientations doubles cannot: with 11 more bits, only determinants below ~2**-61 of their
+# permanent are left to integers (coplanar points rounded to doubles sit at ~2**-53).
+_LONG = np.longdouble
+_LONG_FILTER = np.finfo(_LONG).nmant > np.finfo(float).nmant
+# ORIENT_ERRBOUND in that precision: 8 units of roundoff (half its machine epsilon).
+ORIENT_ERRBOUND_LONG = 4.0 * float(np.finfo(_LONG).eps)
+
+
+def _orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
+    """``_orient`` of many quadruples of point indices, 0 where extended precision cannot tell
+    (everywhere if the platform's long double is no wider than a double)."""
+    if not _LONG_FILTER:
+        return np.zeros(len(a), dtype=np.intp)
+    pa = q[a].astype(_LONG)
+    u, v, w = q[b] - pa, q[c] - pa, q[p] - pa  # (long double: the differences round less)
+    cx = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
+    cy = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
+    cz = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+    det = w[:, 0] * cx + w[:, 1] * cy + w[:, 2] * cz
+    au, av, aw = np.abs(u), np.abs(v), np.abs(w)
+    permanent = (aw[:, 0] * (au[:, 1] * av[:, 2] + au[:, 2] * av[:, 1])
+                 + aw[:, 1] * (au[:, 2] * av[:, 0] + au[:, 0] * av[:, 2])
+                 + aw[:, 2] * (au[:, 0] * av[:, 1] + au[:, 1] * av[:, 0]))
+    sure = np.abs(det) > ORIENT_ERRBOUND_LONG * permanent
+    return np.where(sure, np.sign(det), 0).astype(np.intp)
 
 
 def _exact_unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
@@ -394,6 +455,13 @@ def _unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
 _NEXT_EDGES = ((1, 2), (2, 0), (0, 1))
 
 
+# The second vertex of edge k of a triangle (a->b, b->c, c->a), and the third.
+_NEXT_VERTEX = np.array((1, 2, 0))
+_PREV_VERTEX = np.array((2, 0, 1))
+# No eye's rank: the sentinel of ``_Batch.best``.
+_NO_RANK = np.iinfo(np.intp).max
+
+
 class _Builder:
     """Triangles with neighbour links, outside sets and the Quickhull loop (indices into ``q``).
 
@@ -422,6 +490,9 @@ class _Builder:
         self.far: list = []      # the farthest point of the outside set
         self.pending: list = []  # faces that may have a non-empty outside set (a stack)
         self.xyz: dict = {}      # float coordinate tuples of every point the loop may touch
+        self.ints: dict = {}     # exact integers of those the exact predicates met
+        self.verdicts: dict = {}  # (face, point): ``above``, once decided exactly
+        self.outside = 0         # live faces with an outside set
         self.steps = 0
         self.cap = len(q) + ITERATION_SLACK
 
@@ -431,17 +502,27 @@ class _Builder:
             t = self.xyz[i] = tuple(self.q[i].tolist())
         return t
 
-    def above(self, f: int, p: tuple) -> bool:
-        """Is ``p`` strictly above the plane of face ``f``? (exact decision)"""
-        nx, ny, nz = self.fn[f]
-        d = nx * p[0] + ny * p[1] + nz * p[2] - self.fo[f]
-        if d > self.filt:
-            return True
-        if d < -self.filt:
-            return False
-        a, b, c = self.fv[f]
-        xyz = self.xyz
-        return _orient(xyz[a], xyz[b], xyz[c], p) > 0
+    def orient(self, a: int, b: int, c: int, p: int) -> int:
+        """``_orient`` of four points by index (their exact integers are computed once)."""
+        point = self.point
+        sign = _orient_float(point(a), point(b), point(c), point(p))
+        if sign:
+            return sign
+        ints = self.ints
+        for i in (a, b, c, p):
+            if i not in ints:
+                ints[i] = _point_integers(point(i))
+        return _orient_integers(ints[a], ints[b], ints[c], ints[p])
+
+    def above(self, f: int, i: int) -> bool:
+        """Is point ``i`` strictly above the plane of face ``f``? The exact decision, for points
+        the float filter leaves undecided (faces never change, so each pair is decided once)."""
+        key = (f, i)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            a, b, c = self.fv[f]
+            verdict = self.verdicts[key] = self.orient(int(a), int(b), int(c), i) > 0
+        return verdict
 
     def add_face(self, a: int, b: int, c: int) -> int:
         pa, pb, pc = self.point(a), self.point(b), self.point(c)
@@ -476,18 +557,21 @@ class _Builder:
 
     # --- outside sets -----------------------------------------------------------------------------
     def assign(self, pts: np.ndarray) -> None:
-        """Distribute ``pts`` over all live faces (one matrix product per chunk)."""
+        """Distribute ``pts`` over all live faces (which have empty outside sets)."""
         faces = [f for f in range(len(self.fv)) if self.alive[f]]
+        self._classify(faces, pts)
+
+    def _classify(self, faces: list, pts: np.ndarray) -> None:
+        """Give each of ``pts`` to the face of ``faces`` it is farthest above, if any (one matrix
+        product per chunk of points)."""
         normals = np.array([self.fn[f] for f in faces])
         offsets = np.array([self.fo[f] for f in faces])
+        best = np.empty(len(pts), dtype=np.intp)
+        top = np.empty(len(pts))
         for s in range(0, len(pts), ASSIGN_CHUNK):
-            chunk = pts[s:s + ASSIGN_CHUNK]
-            self._classify(faces, chunk, self.q[chunk] @ normals.T - offsets)
-
-    def _classify(self, faces: list, pts: np.ndarray, dist: np.ndarray) -> None:
-        """Give each of ``pts`` to a face of ``faces`` it is above (``dist``: float distances)."""
-        best = np.argmax(dist, axis=1)
-        top = dist[np.arange(len(pts)), best]
+            dist = self.q[pts[s:s + ASSIGN_CHUNK]] @ normals.T - offsets
+            best[s:s + len(dist)] = np.argmax(dist, axis=1)
+            top[s:s + len(dist)] = dist[np.arange(len(dist)), best[s:s + len(dist)]]
         sure = top > self.filt
         unsure = np.nonzero(~sure & (top >= -self.filt))[0]
         labels, dists, pts_out = best[sure], top[sure], pts[sure]
@@ -496,56 +580,57 @@ class _Builder:
         elif len(unsure):
             # Near a plane: try the faces the point might be above, nearest-above first.
             extra = []
-            self.xyz.update(zip(pts[unsure].tolist(), self.q[pts[unsure]].tolist()))
             for r in unsure.tolist():
                 i = int(pts[r])
-                p = self.xyz[i]
-                for j in np.argsort(-dist[r]).tolist():
-                    if dist[r, j] < -self.filt:
+                dist = self.q[i] @ normals.T - offsets
+                for j in np.argsort(-dist).tolist():
+                    if dist[j] < -self.filt:
                         break
-                    if self.above(faces[j], p):
-                        extra.append((i, j, float(dist[r, j])))
+                    if self.above(faces[j], i):
+                        extra.append((i, j, float(dist[j])))
                         break
             if extra:
                 pts_out = np.concatenate((pts_out, np.array([e[0] for e in extra], dtype=np.intp)))
                 labels = np.concatenate((labels, np.array([e[1] for e in extra], dtype=np.intp)))
                 dists = np.concatenate((dists, np.array([e[2] for e in extra])))
         if len(pts_out):
-            # Every outside point may later be an eye or be redistributed in plain Python.
-            self.xyz.update(zip(pts_out.tolist(), self.q[pts_out].tolist()))
             self._distribute(faces, pts_out, labels, dists)
 
     def _distribute(self, faces: list, pts, labels, dists) -> None:
+        """Outside sets from points sorted to faces (whose sets are empty)."""
         # Sort by face, farthest first: each face's slice starts with its eye.
         order = np.lexsort((-dists, labels))
         pts = pts[order]
         counts = np.bincount(labels, minlength=len(faces))
+        ends = np.cumsum(counts)
+        # Small sets become lists handled in plain Python, which reads their coordinates from
+        # ``xyz``; large ones stay arrays for numpy (only their eye needs coordinates).
+        small = np.repeat(counts <= SMALL_REDISTRIBUTE, counts)
+        small[ends[counts > 0] - counts[counts > 0]] = True
+        touched = pts[small]
+        self.xyz.update(zip(touched.tolist(), self.q[touched].tolist()))
         start = 0
         for j, n in enumerate(counts.tolist()):
             if n:
                 f = faces[j]
                 chunk = pts[start:start + n]
-                if self.out[f] is not None:  # assign() after run(): sets are empty, but be safe
-                    chunk = np.concatenate((np.asarray(self.out[f], dtype=np.intp), chunk))
-                    self.far[f] = self._farthest(f, chunk.tolist())
-                else:
-                    self.far[f] = int(chunk[0])
+                self.far[f] = int(chunk[0])
+                self.outside += 1
                 # small sets as lists: the late steps of the loop stay in plain Python
                 self.out[f] = chunk.tolist() if n <= SMALL_REDISTRIBUTE else chunk
                 self.pending.append(f)
                 start += n
 
-    def _farthest(self, f: int, pts: list) -> int:
-        nx, ny, nz = self.fn[f]
-        xyz = self.xyz
-        return max(pts, key=lambda i: nx * xyz[i][0] + ny * xyz[i][1] + nz * xyz[i][2])
-
     # --- main loop --------------------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, batch: bool = True):
+        """Add eyes until no outside set is left; returns the builder that finished: this one, or
+        the ``_Batch`` it hands over to once ``BATCH_MIN_FACES`` faces have outside sets."""
         fv, fn, fo, fnb = self.fv, self.fn, self.fo, self.fnb
         alive, out, far, pending = self.alive, self.out, self.far, self.pending
         xyz, q = self.xyz, self.q
         while pending:
+            if batch and self.outside >= BATCH_MIN_FACES:
+                return _Batch(self).run()
             f = pending.pop()
             if not alive[f] or out[f] is None:
                 continue
@@ -554,7 +639,7 @@ class _Builder:
                 raise QuickhullError(f"Quickhull exceeded its iteration cap ({self.cap} steps)")
             eye = far[f]
             ex, ey, ez = xyz[eye]
-            visible, horizon = self._horizon(f, (ex, ey, ez))
+            visible, horizon = self._horizon(f, eye)
             # The horizon is one simple cycle a0->a1->...->a0 in exact arithmetic (the visible
             # region of a convex polytope is a disc); anything else is a bug, not bad input.
             m = len(horizon)
@@ -600,16 +685,15 @@ class _Builder:
                     orphans.append(o)
                     count += len(o)
                     out[g] = None
+                    self.outside -= 1
             if count <= SMALL_REDISTRIBUTE:
                 if count > 1:
                     self._redistribute_small(first, [i for o in orphans for i in o if i != eye])
                 continue
             pts = np.concatenate(orphans)
-            pts = pts[pts != eye]
-            normals = np.array(fn[first:])
-            offsets = np.array(fo[first:])
             # Points above no new face are inside the new hull and are dropped for good.
-            self._classify(list(range(first, first + m)), pts, q[pts] @ normals.T - offsets)
+            self._classify(list(range(first, first + m)), pts[pts != eye])
+        return self
 
     def _redistribute_small(self, first: int, pts: list) -> None:
         """``_classify`` for a handful of orphaned points, in plain Python."""
@@ -618,7 +702,7 @@ class _Builder:
                   in enumerate(zip(fn[first:], fo[first:]), first)]
         groups: dict = {}
         for i in pts:
-            x, y, z = p = xyz[i]
+            x, y, z = xyz[i]
             best_d, best_g = -math.inf, -1
             for nx, ny, nz, o, g in planes:
                 d = nx * x + ny * y + nz * z - o
@@ -634,7 +718,7 @@ class _Builder:
                     continue
                 near = sorted(((nx * x + ny * y + nz * z - o, g) for nx, ny, nz, o, g in planes),
                               reverse=True)
-                best_g = next((g for d, g in near if d >= -filt and self.above(g, p)), -1)
+                best_g = next((g for d, g in near if d >= -filt and self.above(g, i)), -1)
                 if best_g < 0:
                     continue
             group = groups.get(best_g)
@@ -649,8 +733,9 @@ class _Builder:
             out[g] = members
             far[g] = top
             pending.append(g)
+        self.outside += len(groups)
 
-    def _horizon(self, f: int, eye: tuple):
+    def _horizon(self, f: int, eye_index: int):
         """Faces visible from the eye, and the horizon as ordered ``(a, b, h, slot)`` edges.
 
         ``a->b`` is an edge of a visible face whose neighbour ``h`` is not visible, and
@@ -659,7 +744,7 @@ class _Builder:
         counter-clockwise cycle seen from the eye.
         """
         fv, fn, fo, fnb, filt = self.fv, self.fn, self.fo, self.fnb, self.filt
-        ex, ey, ez = eye
+        ex, ey, ez = self.xyz[eye_index]
         seen = {f: True}
         visible = [f]
         horizon = []
@@ -675,7 +760,7 @@ class _Builder:
             if vis is None:
                 nx, ny, nz = fn[h]
                 d = nx * ex + ny * ey + nz * ez - fo[h]
-                vis = d > filt or (d >= -filt and self.above(h, eye))
+                vis = d > filt or (d >= -filt and self.above(h, eye_index))
                 seen[h] = vis
                 if vis:
                     visible.append(h)
@@ -688,17 +773,415 @@ class _Builder:
         return visible, horizon
 
     def result(self):
-        """Sorted corner indices, faces (indices into q) and the dropped near points."""
-        faces = np.array([self.fv[f] for f in range(len(self.fv)) if self.alive[f]], dtype=np.intp)
-        near = np.unique(np.concatenate([np.asarray(n, dtype=np.intp) for n in self.near]
-                                        or [np.zeros(0, dtype=np.intp)]))
-        return np.unique(faces), faces, near
+        """Sorted corner indices, faces (indices into q), their planes (unit normals, offsets)
+        and the dropped near points."""
+        live = [f for f in range(len(self.fv)) if self.alive[f]]
+        faces = np.array([self.fv[f] for f in live], dtype=np.intp)
+        planes = np.array([self.fn[f] for f in live]), np.array([self.fo[f] for f in live])
+        return np.unique(faces), faces, planes, _near_points(self.near)
+
+
+class _Batch:
+    """The main loop in rounds over arrays, taken over from a ``_Builder`` once many faces have
+    outside sets: each round adds the eyes of many faces at once.
+
+    Faces are rows: ``fv[f] = (a, b, c)`` counter-clockwise seen from outside, unit normal
+    ``fn[f]``, offset ``fo[f]``, neighbours ``fnb[f, k]`` across edge k (a->b, b->c, c->a);
+    removed faces are only marked dead (``alive``), never reused. The outside points are
+    ``active``, each with its face in ``pt_face``; ``far[f]`` is the farthest point above face f
+    (-1: none), ``fard[f]`` its distance, and ``pending`` lists the faces that have one.
+
+    A round (seed: the sequential Quickhull step, done for many eyes at once):
+
+    1. every pending face proposes its farthest point as an eye (``_visible_regions`` floods
+       each eye's visible region, all eyes at once);
+    2. eyes whose regions share no face are chosen (``_independent``), and those whose cones
+       would meet concavely are taken back (``_cones``);
+    3. each chosen eye's region is replaced by its cone (``_add_cones``) and the region's
+       outside points are redistributed over that cone (``_redistribute``).
+
+    Visibility, outside sets and near points follow ``_Builder`` exactly (same float filter,
+    same exact predicates), so the hull is the same exact hull.
+    """
+
+    def __init__(self, seq: "_Builder") -> None:
+        self.q, self.filt, self.exact = seq.q, seq.filt, seq.exact
+        self.near = seq.near
+        self.xyz, self.ints, self.verdicts = seq.xyz, seq.ints, seq.verdicts
+        self.steps, self.cap = seq.steps, seq.cap
+        self.rounds = 0
+        self.nf = 0
+        self.size = 0
+        nf = len(seq.fv)
+        self._reserve(2 * nf)
+        self.nf = nf
+        self.fv[:nf] = seq.fv
+        self.fn[:nf] = seq.fn
+        self.fo[:nf] = seq.fo
+        self.fnb[:nf] = seq.fnb
+        self.alive[:nf] = seq.alive
+        sets = [(f, o) for f, o in enumerate(seq.out) if o is not None and seq.alive[f]]
+        self.active = np.zeros(0, dtype=np.intp)
+        self.pt_face = np.zeros(0, dtype=np.intp)
+        self.pending = np.array([f for f, _ in sets], dtype=np.intp)
+        if sets:
+            pts = np.concatenate([np.asarray(o, dtype=np.intp) for _, o in sets])
+            face = np.repeat(self.pending, [len(o) for _, o in sets])
+            dist = np.einsum("ij,ij->i", self.fn[face], self.q[pts]) - self.fo[face]
+            self._keep(pts, face, dist)
+
+    def _reserve(self, extra: int) -> None:
+        need = self.nf + extra
+        if need <= self.size:
+            return
+        size = max(need, 2 * self.size, 64)
+        old, n = self.size, self.nf
+
+        def grow(name, shape, dtype, fill):
+            arr = np.full((size,) + shape, fill, dtype=dtype)
+            if old:
+                arr[:n] = getattr(self, name)[:n]
+            setattr(self, name, arr)
+
+        grow("fv", (3,), np.intp, -1)
+        grow("fn", (3,), float, 0.0)
+        grow("fo", (), float, 0.0)
+        grow("fnb", (3,), np.intp, -1)
+        grow("alive", (), bool, False)
+        grow("far", (), np.intp, -1)
+        grow("fard", (), float, -np.inf)
+        # per-round scratch, reset after use
+        self.best = np.full(size, _NO_RANK, dtype=np.intp)
+        self.owner = np.full(size, -1, dtype=np.intp)
+        self.taken = np.zeros(size, dtype=bool)
+        self.size = size
+
+    point = _Builder.point
+    orient = _Builder.orient
+    above = _Builder.above
+
+    def _keep(self, pts: np.ndarray, face: np.ndarray, dist: np.ndarray) -> None:
+        """Add outside points (clearly above ``face``, by ``dist``) and update the farthest."""
+        self.active = np.concatenate((self.active, pts))
+        self.pt_face = np.concatenate((self.pt_face, face))
+        np.maximum.at(self.fard, face, dist)
+        top = dist == self.fard[face]
+        self.far[face[top]] = pts[top]  # (any one of ties)
+
+    # --- main loop --------------------------------------------------------------------------------
+    def run(self) -> "_Batch":
+        while len(self.pending):
+            self.rounds += 1
+            self._round()
+        return self
+
+    def _round(self) -> None:
+        cand = self.pending
+        # Farthest eyes first: rank 0 is always chosen, so every round makes progress.
+        cand = cand[np.argsort(-self.fard[cand], kind="stable")]
+        eyes = self.far[cand]
+        seer, seen = self._visible_regions(cand, eyes)
+        win = self._independent(seer, seen, len(cand))
+        keep = win[seer]
+        owner, faces = seer[keep], seen[keep]
+        cones = self._cones(owner, faces, eyes, win)  # (may take back a few eyes)
+        keep = win[owner]
+        owner, faces = owner[keep], faces[keep]
+        # Each eye becomes a hull vertex and a point is an eye at most once: N steps at most.
+        self.steps += int(np.count_nonzero(win))
+        if self.steps > self.cap:
+            raise QuickhullError(f"Quickhull exceeded its iteration cap ({self.cap} steps)")
+        first = self.nf
+        cone_start, cone_size = self._add_cones(win, cones)
+        self.alive[faces] = False
+        self._redistribute(owner, faces, eyes, cone_start, cone_size)
+        fresh = first + np.flatnonzero(self.far[first:self.nf] >= 0)
+        self.pending = np.concatenate((cand[self.alive[cand]], fresh))
+
+    def _independent(self, seer: np.ndarray, seen: np.ndarray, n: int) -> np.ndarray:
+        """Which ranks to add: greedily in rank order, every eye that sees no face a better
+        chosen eye sees (the rank-order greedy maximal independent set, in a few vectorised
+        sweeps: each sweep chooses the eyes best on all their faces among those still in play,
+        and puts out of play the eyes that share a face with them). Rank 0 is always chosen."""
+        win = np.zeros(n, dtype=bool)
+        live = np.ones(n, dtype=bool)
+        best, taken = self.best, self.taken
+        pe, pf = seer, seen
+        while len(pe):
+            np.minimum.at(best, pf, pe)
+            chosen = live.copy()
+            chosen[pe[best[pf] != pe]] = False
+            best[pf] = _NO_RANK
+            win |= chosen
+            taken[pf[chosen[pe]]] = True
+            live[pe[taken[pf]]] = False
+            taken[pf] = False
+            act = live[pe]
+            pe, pf = pe[act], pf[act]
+        return win
+
+    def _visible_regions(self, cand: np.ndarray, eyes: np.ndarray):
+        """``(seer, seen)``: every (rank, face) pair where the eye of that rank (its index in
+        ``cand``) sees the face -- the visible regions, flooded ring by ring from each eye's own
+        face, for all eyes at once."""
+        fnb = self.fnb
+        stride = self.nf
+        xyz = self.q[eyes]
+        ranks = np.arange(len(cand))
+        seer, seen = [ranks], [cand]
+        # the first ring: the three neighbours of each eye's own face
+        e = np.repeat(ranks, 3)
+        h = fnb[cand].ravel()
+        before = 2 * (ranks * stride + cand)  # (rank, face) keys found visible, doubled
+        while True:
+            vis = self._sees(h, e, xyz, eyes)
+            e, f = e[vis], h[vis]
+            if not len(e):
+                break
+            seer.append(e)
+            seen.append(f)
+            front = 2 * (e * stride + f)
+            # The next ring: the neighbours of the faces just found visible, less repeats and
+            # less the faces found visible before -- those are in the last two rings (an edge
+            # joins faces of the same or consecutive rings); faces found invisible may be met
+            # again. One sort does both: known keys as 2k, new ones as 2k + 1.
+            s = np.concatenate((before, front, 2 * (np.repeat(e, 3) * stride + fnb[f].ravel()) + 1))
+            s.sort()
+            fresh = (s & 1).astype(bool)
+            fresh[1:] &= (s[1:] >> 1) != (s[:-1] >> 1)
+            e, h = np.divmod(s[fresh] >> 1, stride)
+            before = front
+        return np.concatenate(seer), np.concatenate(seen)
+
+    def _sees(self, h: np.ndarray, e: np.ndarray, xyz: np.ndarray, eyes: np.ndarray) -> np.ndarray:
+        """Does the eye of rank ``e[i]`` (at ``xyz[e[i]]``) see face ``h[i]``? (exact)"""
+        dist = np.einsum("ij,ij->i", self.fn[h], xyz[e]) - self.fo[h]
+        vis = dist > self.filt
+        unsure = np.flatnonzero(np.abs(dist) <= self.filt)
+        if len(unsure):
+            vis[unsure] = self._above_many(h[unsure], eyes[e[unsure]])
+        return vis
+
+    def _above_many(self, faces: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """``above`` for many (face, point) pairs: verdicts known from earlier rounds, then the
+        extended-precision filter, then integers for what it leaves undecided."""
+        verdicts = self.verdicts
+        keys = list(zip(faces.tolist(), pts.tolist()))
+        known = [verdicts.get(k) for k in keys]
+        todo = [r for r, v in enumerate(known) if v is None]
+        if todo:
+            rows = np.array(todo, dtype=np.intp)
+            tri = self.fv[faces[rows]]
+            signs = _orient_signs(self.q, tri[:, 0], tri[:, 1], tri[:, 2], pts[rows])
+            for r, (a, b, c), sign in zip(todo, tri.tolist(), signs.tolist()):
+                if not sign:
+                    sign = self.orient(a, b, c, keys[r][1])
+                known[r] = verdicts[keys[r]] = sign > 0
+        return np.array(known, dtype=bool)
+
+    def _cones(self, owner, faces, eyes, win):
+        """The horizon edges of the winners' regions and the planes of the cone faces over them,
+        grouped by rank, after taking back (in ``win``) the eyes whose cones would meet
+        concavely.
+
+        The horizon of a region is the set of its edges whose face across is not in it. Two
+        regions may share horizon edges: the two cone faces over such an edge become neighbours,
+        which keeps the hull convex only if neither eye is above the other's face (then neither
+        sees the other's cone, and adding both equals adding one after the other). Where one is
+        above, the worse-ranked eye waits for a later round.
+        """
+        q, fv = self.q, self.fv
+        owned = self.owner
+        owned[faces] = owner
+        nb = self.fnb[faces]
+        rows, ks = np.nonzero(owned[nb] != owner[:, None])
+        h = nb[rows, ks]
+        other = owned[h]
+        owned[faces] = -1
+        he, g = owner[rows], faces[rows]
+        a, b = fv[g, ks], fv[g, _NEXT_VERTEX[ks]]
+        # The cone face over horizon edge a->b keeps its orientation, apex at the eye. Its
+        # normal is (a - eye) x (b - eye), the same as (b - a) x (eye - a).
+        apex = eyes[he]
+        pe = q[apex]
+        u, v = q[a] - pe, q[b] - pe
+        nrm = u[:, _NEXT_VERTEX] * v[:, _PREV_VERTEX] - u[:, _PREV_VERTEX] * v[:, _NEXT_VERTEX]
+        area2 = np.sqrt(np.einsum("ij,ij->i", nrm, nrm))
+        sliver = area2 < EXACT_NORMAL_SIN * np.sqrt(np.einsum("ij,ij->i", u, u)
+                                                    * np.einsum("ij,ij->i", v, v))
+        if sliver.any():
+            area2[sliver] = 1.0
+            for r in np.flatnonzero(sliver).tolist():
+                # a sliver: its rounded cross product has lost its direction
+                nrm[r] = _unit_normal(self.point(int(a[r])), self.point(int(b[r])),
+                                      self.point(int(apex[r])))
+        nrm /= area2[:, None]
+        # through the centroid (averages the rounding of the three vertices)
+        off = np.einsum("ij,ij->i", nrm, pe + (u + v) / 3.0)
+        shared = np.flatnonzero(other >= 0)
+        if len(shared):
+            rival = eyes[other[shared]]
+            dist = np.einsum("ij,ij->i", nrm[shared], q[rival]) - off[shared]
+            concave = dist > self.filt
+            unsure = np.flatnonzero(np.abs(dist) <= self.filt)
+            if len(unsure):
+                s = shared[unsure]
+                signs = _orient_signs(q, a[s], b[s], apex[s], rival[unsure])
+                for r, sign in zip(unsure.tolist(), signs.tolist()):
+                    if not sign:
+                        sr = shared[r]
+                        sign = self.orient(int(a[sr]), int(b[sr]), int(apex[sr]), int(rival[r]))
+                    concave[r] = sign > 0
+            if concave.any():
+                win[np.maximum(he[shared[concave]], other[shared[concave]])] = False
+                keep = win[he]
+                he, g, h, other, a, b, apex, nrm, off = (
+                    t[keep] for t in (he, g, h, other, a, b, apex, nrm, off))
+                other[(other >= 0) & ~win[np.maximum(other, 0)]] = -1  # h stays after all
+        return he, g, h, other, a, b, apex, nrm, off
+
+    def _add_cones(self, win, cones):
+        """Replace each winner's visible faces by the cone from its horizon to its eye.
+
+        In exact arithmetic a horizon is one simple cycle (the visible region of a convex
+        polytope is a disc): checked here as far as cheap -- every vertex starts one horizon
+        edge of a region and ends one -- and the whole hull's Euler characteristic at the end.
+        Returns, per rank, the first new face id and the cone's size (new faces are numbered in
+        rank order).
+        """
+        he, g, h, other, a, b, apex, nrm, off = cones
+        m = len(he)
+        size = np.bincount(he, minlength=len(win))
+        start = np.cumsum(size) - size
+        # The next cone face is the one whose horizon edge starts where this one ends.
+        stride = len(self.q)
+        key = he * stride + a
+        korder = np.argsort(key)
+        sorted_key = key[korder]
+        target = he * stride + b
+        pos = np.minimum(np.searchsorted(sorted_key, target), m - 1)
+        if np.any(sorted_key[1:] == sorted_key[:-1]) or np.any(sorted_key[pos] != target):
+            raise QuickhullError("the horizon of an eye point is not a simple cycle")
+        nxt = korder[pos]
+        prev = np.empty(m, dtype=np.intp)
+        prev[nxt] = np.arange(m)
+        # New faces in rank order (the horizon edges come grouped by rank, not sorted).
+        slot_of = np.empty(m, dtype=np.intp)
+        slot_of[np.argsort(he, kind="stable")] = np.arange(m)
+        kept = other < 0
+        back = np.argmax(self.fnb[h[kept]] == g[kept, None], axis=1)
+        fstride = self.nf
+        self._reserve(m)
+        fv, fnb = self.fv, self.fnb  # (reallocated if they grew)
+        new = self.nf + slot_of
+        self.nf += m
+        across = h.copy()
+        if not kept.all():
+            # across an edge two regions share: the other eye's cone face over b->a
+            pair = g * fstride + h
+            porder = np.argsort(pair)
+            mate = porder[np.searchsorted(pair[porder], (h * fstride + g)[~kept])]
+            across[~kept] = new[mate]
+        fv[new, 0], fv[new, 1], fv[new, 2] = a, b, apex
+        self.fn[new] = nrm
+        self.fo[new] = off
+        # across a->b: the kept neighbour (or the other cone); b->eye: the next cone face;
+        # eye->a: the previous one
+        fnb[new, 0], fnb[new, 1], fnb[new, 2] = across, new[nxt], new[prev]
+        fnb[h[kept], back] = new[kept]
+        self.alive[new] = True
+        return self.nf - m + start, size
+
+    def _redistribute(self, owner, faces, eyes, cone_start, cone_size) -> None:
+        """Give the outside points of the removed ``faces`` to the cone of the same eye.
+
+        A point above a removed face and above no face of its cone is inside the new hull: the
+        segment from the eye to a point beyond the hull (inside the cone) would cross the old
+        hull, which lies below the removed face, while both ends are above it. Cones of other
+        eyes need no test: they only replace faces this eye does not see.
+        """
+        gone = ~self.alive[self.pt_face]
+        if not gone.any():
+            return
+        pts, old = self.active[gone], self.pt_face[gone]
+        stay = ~gone
+        self.active, self.pt_face = self.active[stay], self.pt_face[stay]
+        self.owner[faces] = owner
+        pe = self.owner[old]
+        self.owner[faces] = -1
+        keep = pts != eyes[pe]
+        pts, pe = pts[keep], pe[keep]
+        if not len(pts):
+            return
+        face, top = _farthest_faces(self.q[pts], cone_start[pe], cone_size[pe], self.fn, self.fo)
+        filt = self.filt
+        sure = top > filt
+        unsure = np.flatnonzero(~sure & (top >= -filt))
+        if len(unsure) and not self.exact:
+            self.near.append(pts[unsure])  # within rounding of a plane: dropped, checked later
+        elif len(unsure):
+            # Near a plane: try the faces the point might be above, nearest-above first.
+            for r in unsure.tolist():
+                i = int(pts[r])
+                cone = cone_start[pe[r]] + np.arange(cone_size[pe[r]])
+                d = self.q[i] @ self.fn[cone].T - self.fo[cone]
+                for j in np.argsort(-d).tolist():
+                    if d[j] < -filt:
+                        break
+                    if self.above(int(cone[j]), i):
+                        sure[r], face[r], top[r] = True, cone[j], d[j]
+                        break
+        self._keep(pts[sure], face[sure], top[sure])
+
+    def result(self):
+        """Sorted corner indices, faces (indices into q), their planes (unit normals, offsets)
+        and the dropped near points."""
+        live = np.flatnonzero(self.alive[:self.nf])
+        faces = self.fv[live]
+        return np.unique(faces), faces, (self.fn[live], self.fo[live]), _near_points(self.near)
+
+
+def _farthest_faces(xyz: np.ndarray, start: np.ndarray, size: np.ndarray, fn: np.ndarray,
+                    fo: np.ndarray) -> tuple:
+    """For each point ``xyz[i]``, the face of ``start[i] ... start[i] + size[i] - 1`` it is
+    farthest above, and how far: ``(face, distance)`` (ties: any one)."""
+    n = len(xyz)
+    if n >= GROUPED_MIN_POINTS:
+        # Points grouped by the size of their range: one (points x size) array per group.
+        order = np.argsort(size, kind="stable")
+        sizes = size[order]
+        cuts = np.flatnonzero(sizes[1:] != sizes[:-1]) + 1
+        face = np.empty(n, dtype=np.intp)
+        top = np.empty(n)
+        for lo, hi in zip([0] + cuts.tolist(), cuts.tolist() + [n]):
+            rows = order[lo:hi]
+            faces = start[rows][:, None] + np.arange(sizes[lo])
+            dist = np.einsum("ij,ikj->ik", xyz[rows], fn[faces]) - fo[faces]
+            k = np.argmax(dist, axis=1)
+            at = np.arange(len(rows))
+            face[rows], top[rows] = faces[at, k], dist[at, k]
+        return face, top
+    # every point against every face of its range, as one flat list of pairs
+    row = np.cumsum(size) - size
+    pair_face = np.repeat(start - row, size) + np.arange(int(row[-1] + size[-1]))
+    dist = np.einsum("ij,ij->i", fn[pair_face], np.repeat(xyz, size, axis=0)) - fo[pair_face]
+    top = np.maximum.reduceat(dist, row)
+    at = np.flatnonzero(dist == np.repeat(top, size))
+    face = np.empty(n, dtype=np.intp)
+    face[np.repeat(np.arange(n), size)[at]] = pair_face[at]
+    return face, top
+
+
+def _near_points(near: list) -> np.ndarray:
+    """The sorted distinct indices in a list of index lists and arrays."""
+    return np.unique(np.concatenate([np.asarray(n, dtype=np.intp) for n in near]
+                                    or [np.zeros(0, dtype=np.intp)]))
 
 
 # --- cleanup -------------------------------------------------------------------------------------
 
-def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, tol: float,
-               rounding: float) -> np.ndarray:
+def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, normals: np.ndarray,
+               tol: float, rounding: float) -> np.ndarray:
     """Per corner: may it go, being within ``tol`` of the convex hull of its neighbours?
 
     Cheap bound first: for any unit direction d, the distance from v to the hull of its
@@ -712,11 +1195,11 @@ def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, tol: float
     it stays within ``tol`` of the rebuilt hull (a close pair on a circle must lose one point, not
     both).
     """
-    n = _face_normals(q, faces)
-    local = np.searchsorted(corners, faces)
+    n = normals
+    local = _renumbered(corners, faces)
     m = len(corners)
     src = local.ravel()
-    dst = np.roll(local, -1, axis=1).ravel()  # directed edges a->b, b->c, c->a
+    dst = local[:, _NEXT_VERTEX].ravel()  # directed edges a->b, b->c, c->a
     cone = np.stack([np.bincount(src, weights=np.repeat(n[:, c], 3), minlength=m)
                      for c in range(3)], axis=1)
     cone /= np.maximum(np.linalg.norm(cone, axis=1), np.finfo(float).tiny)[:, None]
@@ -730,7 +1213,7 @@ def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, tol: float
         return removable
     # the link edge of each corner of each face is the face's opposite edge
     link_a = dst
-    link_b = np.roll(local, -2, axis=1).ravel()
+    link_b = local[:, _PREV_VERTEX].ravel()
     order = np.argsort(src, kind="stable")
     bounds = np.searchsorted(src[order], np.arange(m + 1))
     near = []
@@ -775,47 +1258,38 @@ def _point_triangles_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np
     return best
 
 
-def _face_normals(q: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """Unit normals of ``faces``, with the slivers' recomputed exactly (see EXACT_NORMAL_SIN)."""
-    pos = q[faces]
-    u, v = pos[:, 1] - pos[:, 0], pos[:, 2] - pos[:, 0]
-    n = np.cross(u, v)
-    length = np.linalg.norm(n, axis=1)
-    sliver = length < EXACT_NORMAL_SIN * np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
-    n[~sliver] /= length[~sliver, None]
-    for f in np.nonzero(sliver)[0].tolist():
-        a, b, c = pos[f].tolist()
-        n[f] = _exact_unit_normal(a, b, c) or (0.0, 0.0, 0.0)
-    return n
+def _renumbered(corners: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """``faces`` (indices of points) as indices into the sorted ``corners``."""
+    lookup = np.empty(int(corners[-1]) + 1, dtype=np.intp)
+    lookup[corners] = np.arange(len(corners))
+    return lookup[faces]
 
 
-def _height_above(q: np.ndarray, faces: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """How far above the closed hull's face planes each of ``pts`` lies (<= 0: inside)."""
-    n = _face_normals(q, faces)
-    off = np.einsum("ij,ij->i", n, q[faces].mean(axis=1))
+def _height_above(q: np.ndarray, planes: tuple, pts: np.ndarray) -> np.ndarray:
+    """How far above the closed hull's face ``planes`` each of ``pts`` lies (<= 0: inside)."""
+    normals, offsets = planes
     out = np.empty(len(pts))
     for s in range(0, len(pts), ASSIGN_CHUNK):
         chunk = pts[s:s + ASSIGN_CHUNK]
-        out[s:s + len(chunk)] = np.max(q[chunk] @ n.T - off, axis=1)
+        out[s:s + len(chunk)] = np.max(q[chunk] @ normals.T - offsets, axis=1)
     return out
 
 
 # --- output --------------------------------------------------------------------------------------
 
 def _package(p: np.ndarray, hull, tol: float) -> HullData:
-    dim, corners, extra = hull
+    dim, corners, extra = hull[:3]
     corners = np.asarray(corners, dtype=np.intp)
     vertices = p[corners].copy()
     m = len(corners)
     if dim == 3:
-        faces = np.searchsorted(corners, extra).astype(np.intp)
+        faces = _renumbered(corners, extra)
         src = faces.ravel()
-        dst = np.roll(faces, -1, axis=1).ravel()
-        order = np.lexsort((dst, src))
-        src, dst = src[order], dst[order]
-        bounds = np.searchsorted(src, np.arange(m + 1))
-        dl = dst.tolist()
-        adjacency = tuple(tuple(dl[bounds[i]:bounds[i + 1]]) for i in range(m))
+        dst = faces[:, _NEXT_VERTEX].ravel()
+        # each vertex's neighbours (the heads of its out-edges), in increasing order
+        dl = dst[np.argsort(src * m + dst, kind="stable")].tolist()
+        bl = np.cumsum(np.bincount(src, minlength=m)).tolist()
+        adjacency = tuple(map(tuple, map(dl.__getitem__, map(slice, [0] + bl[:-1], bl))))
         return HullData(vertices, faces, adjacency, 3, None, tol, corners)
     if dim == 2:
         faces = np.array([(0, i, i + 1) for i in range(1, m - 1)], dtype=np.intp).reshape(-1, 3)
