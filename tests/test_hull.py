@@ -307,6 +307,125 @@ def test_bad_points_raise_value_error_naming_points(bad):
         Hull(bad)
 
 
+# --- Quickhull: the batched rounds (many eyes at once) -------------------------------------------
+
+def uv_sphere(segments, rings):
+    """A UV sphere's vertices, as Blender makes them: its quads are planar, so four points at a
+    time are coplanar up to rounding (the exact predicates decide every such tie)."""
+    theta = np.pi * np.arange(1, rings) / rings
+    phi = 2 * np.pi * np.arange(segments) / segments
+    ring = np.stack([np.outer(np.sin(theta), np.cos(phi)), np.outer(np.sin(theta), np.sin(phi)),
+                     np.repeat(np.cos(theta), segments).reshape(rings - 1, segments)], axis=-1)
+    return np.vstack([(0.0, 0.0, 1.0), (0.0, 0.0, -1.0), ring.reshape(-1, 3)])
+
+
+def batched(monkeypatch):
+    """Make the builder hand over to the batched rounds as soon as four faces have outside sets
+    (by default only larger clouds get there)."""
+    monkeypatch.setattr(quickhull, "BATCH_MIN_FACES", 4)
+
+
+BATCH_CASES = {
+    "sphere": lambda rng: sphere_points(rng, 1500),
+    "cloud": lambda rng: rng.normal(size=(3000, 3)),
+    "uv sphere": lambda rng: uv_sphere(32, 31) @ random_rotation(rng).T,
+    "axis-aligned uv sphere": lambda rng: uv_sphere(24, 12),
+    "lattice": lambda rng: rng.integers(-3, 4, (600, 3)).astype(float) @ random_rotation(rng).T,
+    "box surface": lambda rng: _on_box_surface(rng, 1500),
+    "cylinder": lambda rng: np.column_stack([
+        np.cos(t := rng.uniform(0, 2 * np.pi, 800)), np.sin(t), rng.choice([-1.0, 1.0], 800)]),
+    "few distinct": lambda rng: rng.normal(size=(40, 3))[rng.integers(40, size=2000)],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BATCH_CASES))
+def test_batched_rounds_build_the_same_hull(kind, monkeypatch):
+    rng = np.random.default_rng(40)
+    points = BATCH_CASES[kind](rng)
+    one_at_a_time = convex_hull(points)
+    batched(monkeypatch)
+    h = convex_hull(points)
+    assert_closed_convex_hull(points, h)
+    # the same corners (as points: of duplicates, either copy may be the vertex)
+    assert {tuple(v) for v in h.vertices.tolist()} == \
+        {tuple(v) for v in one_at_a_time.vertices.tolist()}
+
+
+def test_every_uv_sphere_vertex_is_a_corner(monkeypatch):
+    # Points on a sphere are all extreme, however many are coplanar in fours.
+    points = uv_sphere(32, 31)
+    for batch_from in (quickhull.BATCH_MIN_FACES, 4):
+        monkeypatch.setattr(quickhull, "BATCH_MIN_FACES", batch_from)
+        h = convex_hull(points)
+        assert len(h.vertices) == len(points)
+        assert_closed_convex_hull(points, h)
+
+
+def test_batched_exact_rebuild_drops_no_point(monkeypatch):
+    # The exact fallback (used once a dropped point proved to be outside) decides every point
+    # near a plane exactly instead of dropping it: nothing is left out, not even by rounding.
+    batched(monkeypatch)
+    rng = np.random.default_rng(41)
+    points = _on_box_surface(rng, 1500) @ random_rotation(rng).T
+    lower, upper = points.min(axis=0), points.max(axis=0)
+    extent = float(np.max(upper - lower))
+    roundoff = quickhull.ROUNDOFF_REL * float(np.max(np.abs(points)))
+    filt = quickhull.PREDICATE_FILTER_REL * extent + roundoff
+    tol = quickhull.DIST_TOL_REL * extent + roundoff
+    (dim, corners, faces, planes), near = quickhull._hull_of(
+        points, np.arange(len(points)), tol, filt, True)
+    assert dim == 3 and len(near) == 0
+    assert len(corners) >= 8
+    n, off = face_planes(points, faces)
+    height = points.astype(np.longdouble) @ n.T - off
+    for i, j in zip(*np.nonzero(height > 0)):
+        assert exact_height(points[i], *points[faces[j]]) <= 0, f"point {i} is above face {j}"
+
+
+@pytest.mark.parametrize("setting, value", [("ASSIGN_CHUNK", 97), ("GROUPED_MIN_POINTS", 0),
+                                            ("GROUPED_MIN_POINTS", 10 ** 9),
+                                            ("_LONG_FILTER", False)])
+def test_batch_tuning_does_not_change_the_hull(setting, value, monkeypatch):
+    # Chunked whole-cloud assignment, both forms of the redistribution and the extended
+    # precision filter are speed choices only.
+    rng = np.random.default_rng(42)
+    points = np.vstack([sphere_points(rng, 3000), uv_sphere(16, 9) * 1.01,
+                        rng.uniform(-0.5, 0.5, (2000, 3))])
+    batched(monkeypatch)
+    reference = convex_hull(points)
+    monkeypatch.setattr(quickhull, setting, value)
+    h = convex_hull(points)
+    np.testing.assert_array_equal(h.indices, reference.indices)
+    assert_closed_convex_hull(points, h)
+
+
+def test_batched_iteration_cap_raises_a_clear_error(monkeypatch):
+    batched(monkeypatch)
+    monkeypatch.setattr(quickhull, "ITERATION_SLACK", -1900)  # 100 steps for 2000 points
+    with pytest.raises(QuickhullError, match="iteration cap"):
+        convex_hull(sphere_points(np.random.default_rng(43), 2000))
+
+
+def test_extended_precision_orientations_agree_with_exact_ones():
+    # Near-coplanar quadruples (a point on a triangle's plane, moved by a few ulps): the
+    # vectorised filter either gives the exact sign or declines (0), never a wrong sign.
+    rng = np.random.default_rng(44)
+    tri = rng.normal(size=(400, 3, 3))
+    w = rng.uniform(0, 1, (400, 3))
+    w /= w.sum(axis=1)[:, None]
+    p = np.einsum("ij,ijk->ik", w * 3 - 1, tri)  # on the plane, in or out of the triangle
+    p += rng.integers(-3, 4, p.shape) * np.spacing(np.abs(p))
+    q = np.vstack([tri.reshape(-1, 3), p])
+    a, b, c = (np.arange(400) * 3 + k for k in range(3))
+    signs = quickhull._orient_signs(q, a, b, c, 1200 + np.arange(400))
+    exact = [quickhull._orient(*map(tuple, (q[i], q[j], q[k], q[1200 + r])))
+             for r, (i, j, k) in enumerate(zip(a, b, c))]
+    decided = signs != 0
+    np.testing.assert_array_equal(signs[decided], np.array(exact)[decided])
+    if quickhull._LONG_FILTER:
+        assert decided.mean() > 0.9  # (most: only determinants below ~2**-61 are left over)
+
+
 # --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------
 
 EXTREME_BASE = np.vstack([sphere_points(np.random.default_rng(30), 60),

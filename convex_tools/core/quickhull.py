@@ -42,6 +42,7 @@ every finite input works, from subnormal coordinates to the largest floats.
 from __future__ import annotations
 
 import math
+from itertools import compress
 from typing import NamedTuple
 
 import numpy as np
@@ -201,7 +202,9 @@ def convex_hull(points) -> HullData:
                 pinned = np.union1d(pinned, stray)
                 exact = True
                 continue
-        drop = _removable(q, corners, faces, planes[0], tol, rounding) & ~np.isin(corners, pinned)
+        drop = _removable(q, corners, faces, planes[0], tol, rounding)
+        if len(pinned):
+            drop &= ~np.isin(corners, pinned)
         if not drop.any():
             return _package(p, hull, _unscaled(tol, exponent))
         check = np.union1d(check, corners[drop])
@@ -775,10 +778,10 @@ class _Builder:
     def result(self):
         """Sorted corner indices, faces (indices into q), their planes (unit normals, offsets)
         and the dropped near points."""
-        live = [f for f in range(len(self.fv)) if self.alive[f]]
-        faces = np.array([self.fv[f] for f in live], dtype=np.intp)
-        planes = np.array([self.fn[f] for f in live]), np.array([self.fo[f] for f in live])
-        return np.unique(faces), faces, planes, _near_points(self.near)
+        alive = self.alive
+        faces = np.array(list(compress(self.fv, alive)), dtype=np.intp)
+        planes = np.array(list(compress(self.fn, alive))), np.array(list(compress(self.fo, alive)))
+        return _corners(faces, len(self.q)), faces, planes, _near_points(self.near)
 
 
 class _Batch:
@@ -880,10 +883,7 @@ class _Batch:
         # Farthest eyes first: rank 0 is always chosen, so every round makes progress.
         cand = cand[np.argsort(-self.fard[cand], kind="stable")]
         eyes = self.far[cand]
-        seer, seen = self._visible_regions(cand, eyes)
-        win = self._independent(seer, seen, len(cand))
-        keep = win[seer]
-        owner, faces = seer[keep], seen[keep]
+        owner, faces, win = self._choose(cand, eyes)
         cones = self._cones(owner, faces, eyes, win)  # (may take back a few eyes)
         keep = win[owner]
         owner, faces = owner[keep], faces[keep]
@@ -897,6 +897,37 @@ class _Batch:
         self._redistribute(owner, faces, eyes, cone_start, cone_size)
         fresh = first + np.flatnonzero(self.far[first:self.nf] >= 0)
         self.pending = np.concatenate((cand[self.alive[cand]], fresh))
+
+    def _choose(self, cand: np.ndarray, eyes: np.ndarray):
+        """The eyes to add this round and their visible regions: ``(owner, faces, win)``, every
+        face a chosen eye sees with the eye's rank (its index in ``cand``), and which ranks won.
+
+        Each eye sees its own face. The first ring (its three neighbours) is tested for every
+        eye, and eyes are chosen on these partial regions; only the chosen ones' regions are
+        flooded further (most end at the first ring), and chosen again on their full regions.
+        Rank 0 wins both choices: every round adds an eye.
+        """
+        n = len(cand)
+        stride = self.nf
+        xyz = self.q[eyes]
+        ranks = np.arange(n)
+        e = np.repeat(ranks, 3)
+        h = self.fnb[cand].ravel()
+        vis = self._sees(h, e, xyz, eyes)
+        e, h = e[vis], h[vis]
+        seer, seen = np.concatenate((ranks, e)), np.concatenate((cand, h))
+        win = self._independent(seer, seen, n)
+        grow = win[e]
+        more_e, more_f = self._flood(e[grow], h[grow], 2 * (ranks * stride + cand)[win],
+                                     xyz, eyes)
+        keep = win[seer]
+        seer, seen = seer[keep], seen[keep]
+        if len(more_e):
+            seer, seen = np.concatenate((seer, more_e)), np.concatenate((seen, more_f))
+            win &= self._independent(seer, seen, n)
+            keep = win[seer]
+            seer, seen = seer[keep], seen[keep]
+        return seer, seen, win
 
     def _independent(self, seer: np.ndarray, seen: np.ndarray, n: int) -> np.ndarray:
         """Which ranks to add: greedily in rank order, every eye that sees no face a better
@@ -920,37 +951,32 @@ class _Batch:
             pe, pf = pe[act], pf[act]
         return win
 
-    def _visible_regions(self, cand: np.ndarray, eyes: np.ndarray):
-        """``(seer, seen)``: every (rank, face) pair where the eye of that rank (its index in
-        ``cand``) sees the face -- the visible regions, flooded ring by ring from each eye's own
-        face, for all eyes at once."""
+    def _flood(self, e: np.ndarray, f: np.ndarray, before: np.ndarray, xyz: np.ndarray,
+               eyes: np.ndarray) -> tuple:
+        """Every further (rank, face) pair where the eye sees the face, beyond a ring ``(e, f)``
+        of faces found visible (``before``: the keys of the ring before it): the visible
+        regions flooded ring by ring, for all eyes at once."""
         fnb = self.fnb
         stride = self.nf
-        xyz = self.q[eyes]
-        ranks = np.arange(len(cand))
-        seer, seen = [ranks], [cand]
-        # the first ring: the three neighbours of each eye's own face
-        e = np.repeat(ranks, 3)
-        h = fnb[cand].ravel()
-        before = 2 * (ranks * stride + cand)  # (rank, face) keys found visible, doubled
-        while True:
-            vis = self._sees(h, e, xyz, eyes)
-            e, f = e[vis], h[vis]
-            if not len(e):
-                break
-            seer.append(e)
-            seen.append(f)
+        seer, seen = [], []
+        while len(e):
             front = 2 * (e * stride + f)
             # The next ring: the neighbours of the faces just found visible, less repeats and
             # less the faces found visible before -- those are in the last two rings (an edge
             # joins faces of the same or consecutive rings); faces found invisible may be met
-            # again. One sort does both: known keys as 2k, new ones as 2k + 1.
+            # again. One sort does both, with known keys as 2k and new ones as 2k + 1.
             s = np.concatenate((before, front, 2 * (np.repeat(e, 3) * stride + fnb[f].ravel()) + 1))
             s.sort()
             fresh = (s & 1).astype(bool)
             fresh[1:] &= (s[1:] >> 1) != (s[:-1] >> 1)
             e, h = np.divmod(s[fresh] >> 1, stride)
             before = front
+            vis = self._sees(h, e, xyz, eyes)
+            e, f = e[vis], h[vis]
+            seer.append(e)
+            seen.append(f)
+        if not seer:
+            return seer, seen
         return np.concatenate(seer), np.concatenate(seen)
 
     def _sees(self, h: np.ndarray, e: np.ndarray, xyz: np.ndarray, eyes: np.ndarray) -> np.ndarray:
@@ -1078,10 +1104,11 @@ class _Batch:
         across = h.copy()
         if not kept.all():
             # across an edge two regions share: the other eye's cone face over b->a
-            pair = g * fstride + h
+            shared = np.flatnonzero(~kept)
+            pair = g[shared] * fstride + h[shared]
             porder = np.argsort(pair)
-            mate = porder[np.searchsorted(pair[porder], (h * fstride + g)[~kept])]
-            across[~kept] = new[mate]
+            mate = shared[porder[np.searchsorted(pair[porder], h[shared] * fstride + g[shared])]]
+            across[shared] = new[mate]
         fv[new, 0], fv[new, 1], fv[new, 2] = a, b, apex
         self.fn[new] = nrm
         self.fo[new] = off
@@ -1138,7 +1165,8 @@ class _Batch:
         and the dropped near points."""
         live = np.flatnonzero(self.alive[:self.nf])
         faces = self.fv[live]
-        return np.unique(faces), faces, (self.fn[live], self.fo[live]), _near_points(self.near)
+        return (_corners(faces, len(self.q)), faces, (self.fn[live], self.fo[live]),
+                _near_points(self.near))
 
 
 def _farthest_faces(xyz: np.ndarray, start: np.ndarray, size: np.ndarray, fn: np.ndarray,
@@ -1170,6 +1198,11 @@ def _farthest_faces(xyz: np.ndarray, start: np.ndarray, size: np.ndarray, fn: np
     face = np.empty(n, dtype=np.intp)
     face[np.repeat(np.arange(n), size)[at]] = pair_face[at]
     return face, top
+
+
+def _corners(faces: np.ndarray, n: int) -> np.ndarray:
+    """The sorted distinct point indices of ``faces`` (of points ``0 ... n - 1``)."""
+    return np.flatnonzero(np.bincount(faces.ravel(), minlength=n))
 
 
 def _near_points(near: list) -> np.ndarray:
