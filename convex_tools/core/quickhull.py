@@ -14,13 +14,18 @@ description:
    replace them by a cone of new faces from the horizon to the eye, and redistribute the orphaned
    points over the new faces only (a point above a removed face and above no new face is inside
    the new hull: the new faces bound the cone from the eye around the old hull).
+   Once many faces have outside sets the loop runs in *rounds* instead (``_Batch``): every such
+   face proposes its eye, the eyes whose visible regions share no face are added together, and
+   all their orphans are redistributed in one pass over arrays. Adding independent eyes at once
+   gives the same hull as adding them one after the other (see ``_Batch._cones``).
 4. *Cleanup*: a triangulated hull keeps vertices that are not corners when ties made them eyes
    (a point in the middle of a flat face, or mid-edge). Vertices within ``tolerance`` of the hull
    of their neighbours are removed and the hull is rebuilt from the rest.
 
 Robustness. Visibility -- "is the eye strictly above this face?" -- is decided *exactly*: by the
 float plane distance when it is clearly away from zero, else by the sign of the orientation
-determinant (float with a rounding bound, then integers). Every hull built is therefore exactly
+determinant (float with a rounding bound, then extended precision where numpy has it, then
+integers). Every hull built is therefore exactly
 convex in the input coordinates, however flat, collinear or duplicated the points (Quickhull
 with tolerance-based visibility piles "almost coplanar" decisions up into concavities on nearly
 flat clouds). A point is an eye only if it is clearly above a face; points within rounding of a
@@ -30,8 +35,10 @@ result: every input point lies at most ``tolerance`` above every face plane.
 
 Speed. Before the main loop the hull of the cloud's extreme points along 26 fixed directions is
 built, and one matrix product against its faces drops every point strictly inside it (most of a
-random cloud), so the Python loop only sees the outer shell. Late in the loop outside sets are a
-handful of points, handled in plain Python floats (numpy's per-call cost would dominate).
+random cloud), so the loop only sees the outer shell. One eye at a time costs ~35 us of Python
+per hull vertex; a round costs ~0.5 ms of numpy calls whatever its size, so small hulls and
+small outside sets stay in plain Python floats and large ones go to the rounds (100k points on
+a sphere: 8.4 s one at a time, ~1.5 s in 35 rounds).
 
 Tolerance: ``DIST_TOL_REL * extent + ROUNDOFF_REL * max|coordinate|`` with extent the largest
 side of the bounding box, so the result is invariant to a uniform scale of the input. Clouds of
@@ -95,16 +102,19 @@ CLEANUP_PASS_CAP = 4
 ASSIGN_CHUNK = 1 << 15
 # Below this many points the prefilter polytope costs more than it saves.
 PREFILTER_MIN_POINTS = 256
-# From this many points on, a round's redistribution handles the points in groups of equal cone
-# size (one dense array each) rather than as one flat list of (point, face) pairs: twice as fast
-# for large rounds, more numpy calls for small ones.
-GROUPED_MIN_POINTS = 2048
 # From this many faces with outside sets on, the main loop runs in rounds over arrays (``_Batch``)
-# instead of one eye at a time in plain Python.
+# instead of one eye at a time in plain Python. ms to build, by threshold (4 / 16 / 32 / 64 / 128
+# / never): 994-vertex UV sphere 26 / 26 / 26 / 27 / 51 / 48; 1,000 points, 75 on the hull 5.4 /
+# 5.4 / 5.4 / 3.1 / 3.1 / 3.5. A round costs ~0.5 ms of numpy calls, worth it for ~15 eyes.
 BATCH_MIN_FACES = 64
+# From this many points on, a round's redistribution handles the points in groups of equal cone
+# size (one dense array each) rather than as one flat list of (point, face) pairs: 86 vs 170 ms
+# for 200k points against cones of 3-9 faces, but a dozen numpy calls per group.
+GROUPED_MIN_POINTS = 2048
 # At most this many orphaned points are redistributed in plain Python instead of numpy, and
-# outside sets this small are kept as lists. Build time of 20k sphere points by threshold:
-# 0 (always numpy) 2.2 s, 12: 1.5 s, 32: 1.22 s, 64: 1.16 s, 128: 1.25 s, always Python 1.45 s.
+# outside sets this small are kept as lists. Build time of 20k sphere points by threshold, one
+# eye at a time (before the rounds): 0 (always numpy) 2.2 s, 12: 1.5 s, 32: 1.22 s, 64: 1.16 s,
+# 128: 1.25 s, always Python 1.45 s.
 SMALL_REDISTRIBUTE = 64
 
 # The 26 directions of the prefilter (cube faces, edges and corners), turned by a fixed small
@@ -262,8 +272,9 @@ def _hull_of(q: np.ndarray, ids: np.ndarray, tol: float, filt: float, exact: boo
     if math.sqrt(dist_line[i2]) <= tol:
         t = sub @ line
         return (1, ids[[int(np.argmin(t)), int(np.argmax(t))]], None), _NONE
-    normal = np.cross(line, sub[i2] - sub[i0])
-    normal /= np.linalg.norm(normal)
+    (lx, ly, lz), (dx, dy, dz) = line.tolist(), (sub[i2] - sub[i0]).tolist()
+    normal = np.array((ly * dz - lz * dy, lz * dx - lx * dz, lx * dy - ly * dx))  # line x d
+    normal /= math.sqrt(normal @ normal)
     height = rel @ normal
     i3 = int(np.argmax(np.abs(height)))
     if abs(float(height[i3])) <= tol:
@@ -395,12 +406,15 @@ def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
         _point_integers(a), _point_integers(b), _point_integers(c), _point_integers(p))
 
 
-# Extended precision (x87 80-bit long double where numpy has it) decides nearly all the
-# orientations doubles cannot: with 11 more bits, only determinants below ~2**-61 of their
-# permanent are left to integers (coplanar points rounded to doubles sit at ~2**-53).
+# Extended precision decides, many at once, nearly all the orientations doubles cannot: with
+# x87's 11 more bits only determinants below ~2**-61 of their permanent are left to integers
+# (four coplanar points rounded to doubles sit at ~2**-53: the quads of a UV sphere). Used only
+# where numpy's long double is an IEEE-style format wider than a double (x87 80-bit on x86
+# Linux and macOS, or binary128), whose rounding the error bound below assumes; elsewhere (MSVC
+# and Apple arm64 builds, where it is a double; PowerPC's double-double) integers decide.
 _LONG = np.longdouble
-_LONG_FILTER = np.finfo(_LONG).nmant > np.finfo(float).nmant
-# ORIENT_ERRBOUND in that precision: 8 units of roundoff (half its machine epsilon).
+_LONG_FILTER = np.finfo(_LONG).nmant in (63, 112)
+# ORIENT_ERRBOUND in that precision: 8 units of roundoff (half its machine epsilon each).
 ORIENT_ERRBOUND_LONG = 4.0 * float(np.finfo(_LONG).eps)
 
 
@@ -466,15 +480,16 @@ _NO_RANK = np.iinfo(np.intp).max
 
 
 class _Builder:
-    """Triangles with neighbour links, outside sets and the Quickhull loop (indices into ``q``).
+    """Triangles with neighbour links, outside sets and the Quickhull loop, one eye at a time in
+    plain Python (indices into ``q``); it hands over to ``_Batch`` once many faces have outside
+    sets (``run``).
 
     Face ``f`` has vertices ``fv[f] = (a, b, c)`` counter-clockwise seen from outside, and
     ``fnb[f][k]`` is the face across its edge k (a->b, b->c, c->a). Removed faces are only marked
     dead, never reused, so no index held anywhere goes stale.
 
-    Visibility ("is the eye above face f?", ``above``) uses the float distance
-    ``fn[f] . p - fo[f]`` when it is beyond ``filt`` either way, else ``_orient``: the decisions
-    of exact arithmetic. Outside sets take only points clearly (by more than ``filt``) above a
+    Visibility ("is the eye above face f?") uses the float distance ``fn[f] . p - fo[f]`` when it
+    is beyond ``filt`` either way, else the exact ``above``: the decisions of exact arithmetic. Outside sets take only points clearly (by more than ``filt``) above a
     face; the points within ``filt`` are collected in ``near`` for the caller to verify against
     the final hull -- or, with ``exact``, also decided exactly (the fallback that drops nothing).
     """
@@ -794,17 +809,19 @@ class _Batch:
     ``active``, each with its face in ``pt_face``; ``far[f]`` is the farthest point above face f
     (-1: none), ``fard[f]`` its distance, and ``pending`` lists the faces that have one.
 
-    A round (seed: the sequential Quickhull step, done for many eyes at once):
+    A round is the Quickhull step done for many eyes at once (``_round``):
 
-    1. every pending face proposes its farthest point as an eye (``_visible_regions`` floods
-       each eye's visible region, all eyes at once);
-    2. eyes whose regions share no face are chosen (``_independent``), and those whose cones
-       would meet concavely are taken back (``_cones``);
+    1. every pending face proposes its farthest point as an eye, and the eyes whose visible
+       regions share no face are chosen (``_choose``: the regions are flooded ring by ring for
+       all eyes together, ``_flood``; the choice is a greedy independent set, ``_independent``);
+    2. chosen eyes whose cones would meet concavely across a shared horizon edge are taken back
+       (``_cones``), which leaves eyes that could have been added one after the other;
     3. each chosen eye's region is replaced by its cone (``_add_cones``) and the region's
        outside points are redistributed over that cone (``_redistribute``).
 
     Visibility, outside sets and near points follow ``_Builder`` exactly (same float filter,
-    same exact predicates), so the hull is the same exact hull.
+    same exact predicates), so the hull is the same exact hull. Each round adds at least its
+    best-ranked eye, so ``cap`` (N steps) bounds the rounds too.
     """
 
     def __init__(self, seq: "_Builder") -> None:
@@ -881,7 +898,7 @@ class _Batch:
     def _round(self) -> None:
         cand = self.pending
         # Farthest eyes first: rank 0 is always chosen, so every round makes progress.
-        cand = cand[np.argsort(-self.fard[cand], kind="stable")]
+        cand = cand[(-self.fard[cand]).argsort(kind="stable")]
         eyes = self.far[cand]
         owner, faces, win = self._choose(cand, eyes)
         cones = self._cones(owner, faces, eyes, win)  # (may take back a few eyes)
@@ -895,7 +912,7 @@ class _Batch:
         cone_start, cone_size = self._add_cones(win, cones)
         self.alive[faces] = False
         self._redistribute(owner, faces, eyes, cone_start, cone_size)
-        fresh = first + np.flatnonzero(self.far[first:self.nf] >= 0)
+        fresh = first + (self.far[first:self.nf] >= 0).nonzero()[0]
         self.pending = np.concatenate((cand[self.alive[cand]], fresh))
 
     def _choose(self, cand: np.ndarray, eyes: np.ndarray):
@@ -911,7 +928,7 @@ class _Batch:
         stride = self.nf
         xyz = self.q[eyes]
         ranks = np.arange(n)
-        e = np.repeat(ranks, 3)
+        e = ranks.repeat(3)
         h = self.fnb[cand].ravel()
         vis = self._sees(h, e, xyz, eyes)
         e, h = e[vis], h[vis]
@@ -965,11 +982,12 @@ class _Batch:
             # less the faces found visible before -- those are in the last two rings (an edge
             # joins faces of the same or consecutive rings); faces found invisible may be met
             # again. One sort does both, with known keys as 2k and new ones as 2k + 1.
-            s = np.concatenate((before, front, 2 * (np.repeat(e, 3) * stride + fnb[f].ravel()) + 1))
+            s = np.concatenate((before, front, 2 * (e.repeat(3) * stride + fnb[f].ravel()) + 1))
             s.sort()
             fresh = (s & 1).astype(bool)
             fresh[1:] &= (s[1:] >> 1) != (s[:-1] >> 1)
-            e, h = np.divmod(s[fresh] >> 1, stride)
+            key = s[fresh] >> 1
+            e, h = key // stride, key % stride
             before = front
             vis = self._sees(h, e, xyz, eyes)
             e, f = e[vis], h[vis]
@@ -983,7 +1001,7 @@ class _Batch:
         """Does the eye of rank ``e[i]`` (at ``xyz[e[i]]``) see face ``h[i]``? (exact)"""
         dist = np.einsum("ij,ij->i", self.fn[h], xyz[e]) - self.fo[h]
         vis = dist > self.filt
-        unsure = np.flatnonzero(np.abs(dist) <= self.filt)
+        unsure = (abs(dist) <= self.filt).nonzero()[0]
         if len(unsure):
             vis[unsure] = self._above_many(h[unsure], eyes[e[unsure]])
         return vis
@@ -1020,7 +1038,7 @@ class _Batch:
         owned = self.owner
         owned[faces] = owner
         nb = self.fnb[faces]
-        rows, ks = np.nonzero(owned[nb] != owner[:, None])
+        rows, ks = (owned[nb] != owner[:, None]).nonzero()
         h = nb[rows, ks]
         other = owned[h]
         owned[faces] = -1
@@ -1037,19 +1055,19 @@ class _Batch:
                                                     * np.einsum("ij,ij->i", v, v))
         if sliver.any():
             area2[sliver] = 1.0
-            for r in np.flatnonzero(sliver).tolist():
+            for r in sliver.nonzero()[0].tolist():
                 # a sliver: its rounded cross product has lost its direction
                 nrm[r] = _unit_normal(self.point(int(a[r])), self.point(int(b[r])),
                                       self.point(int(apex[r])))
         nrm /= area2[:, None]
         # through the centroid (averages the rounding of the three vertices)
         off = np.einsum("ij,ij->i", nrm, pe + (u + v) / 3.0)
-        shared = np.flatnonzero(other >= 0)
+        shared = (other >= 0).nonzero()[0]
         if len(shared):
             rival = eyes[other[shared]]
             dist = np.einsum("ij,ij->i", nrm[shared], q[rival]) - off[shared]
             concave = dist > self.filt
-            unsure = np.flatnonzero(np.abs(dist) <= self.filt)
+            unsure = (abs(dist) <= self.filt).nonzero()[0]
             if len(unsure):
                 s = shared[unsure]
                 signs = _orient_signs(q, a[s], b[s], apex[s], rival[unsure])
@@ -1078,24 +1096,24 @@ class _Batch:
         he, g, h, other, a, b, apex, nrm, off = cones
         m = len(he)
         size = np.bincount(he, minlength=len(win))
-        start = np.cumsum(size) - size
+        start = size.cumsum() - size
         # The next cone face is the one whose horizon edge starts where this one ends.
         stride = len(self.q)
         key = he * stride + a
-        korder = np.argsort(key)
+        korder = key.argsort()
         sorted_key = key[korder]
         target = he * stride + b
-        pos = np.minimum(np.searchsorted(sorted_key, target), m - 1)
-        if np.any(sorted_key[1:] == sorted_key[:-1]) or np.any(sorted_key[pos] != target):
+        pos = np.minimum(sorted_key.searchsorted(target), m - 1)
+        if (sorted_key[1:] == sorted_key[:-1]).any() or (sorted_key[pos] != target).any():
             raise QuickhullError("the horizon of an eye point is not a simple cycle")
         nxt = korder[pos]
         prev = np.empty(m, dtype=np.intp)
         prev[nxt] = np.arange(m)
         # New faces in rank order (the horizon edges come grouped by rank, not sorted).
         slot_of = np.empty(m, dtype=np.intp)
-        slot_of[np.argsort(he, kind="stable")] = np.arange(m)
+        slot_of[he.argsort(kind="stable")] = np.arange(m)
         kept = other < 0
-        back = np.argmax(self.fnb[h[kept]] == g[kept, None], axis=1)
+        back = (self.fnb[h[kept]] == g[kept, None]).argmax(axis=1)
         fstride = self.nf
         self._reserve(m)
         fv, fnb = self.fv, self.fnb  # (reallocated if they grew)
@@ -1104,10 +1122,10 @@ class _Batch:
         across = h.copy()
         if not kept.all():
             # across an edge two regions share: the other eye's cone face over b->a
-            shared = np.flatnonzero(~kept)
+            shared = (~kept).nonzero()[0]
             pair = g[shared] * fstride + h[shared]
-            porder = np.argsort(pair)
-            mate = shared[porder[np.searchsorted(pair[porder], h[shared] * fstride + g[shared])]]
+            porder = pair.argsort()
+            mate = shared[porder[pair[porder].searchsorted(h[shared] * fstride + g[shared])]]
             across[shared] = new[mate]
         fv[new, 0], fv[new, 1], fv[new, 2] = a, b, apex
         self.fn[new] = nrm
@@ -1143,7 +1161,7 @@ class _Batch:
         face, top = _farthest_faces(self.q[pts], cone_start[pe], cone_size[pe], self.fn, self.fo)
         filt = self.filt
         sure = top > filt
-        unsure = np.flatnonzero(~sure & (top >= -filt))
+        unsure = (~sure & (top >= -filt)).nonzero()[0]
         if len(unsure) and not self.exact:
             self.near.append(pts[unsure])  # within rounding of a plane: dropped, checked later
         elif len(unsure):
@@ -1163,7 +1181,7 @@ class _Batch:
     def result(self):
         """Sorted corner indices, faces (indices into q), their planes (unit normals, offsets)
         and the dropped near points."""
-        live = np.flatnonzero(self.alive[:self.nf])
+        live = self.alive[:self.nf].nonzero()[0]
         faces = self.fv[live]
         return (_corners(faces, len(self.q)), faces, (self.fn[live], self.fo[live]),
                 _near_points(self.near))
@@ -1176,33 +1194,33 @@ def _farthest_faces(xyz: np.ndarray, start: np.ndarray, size: np.ndarray, fn: np
     n = len(xyz)
     if n >= GROUPED_MIN_POINTS:
         # Points grouped by the size of their range: one (points x size) array per group.
-        order = np.argsort(size, kind="stable")
+        order = size.argsort(kind="stable")
         sizes = size[order]
-        cuts = np.flatnonzero(sizes[1:] != sizes[:-1]) + 1
+        cuts = (sizes[1:] != sizes[:-1]).nonzero()[0] + 1
         face = np.empty(n, dtype=np.intp)
         top = np.empty(n)
         for lo, hi in zip([0] + cuts.tolist(), cuts.tolist() + [n]):
             rows = order[lo:hi]
             faces = start[rows][:, None] + np.arange(sizes[lo])
             dist = np.einsum("ij,ikj->ik", xyz[rows], fn[faces]) - fo[faces]
-            k = np.argmax(dist, axis=1)
+            k = dist.argmax(axis=1)
             at = np.arange(len(rows))
             face[rows], top[rows] = faces[at, k], dist[at, k]
         return face, top
     # every point against every face of its range, as one flat list of pairs
-    row = np.cumsum(size) - size
-    pair_face = np.repeat(start - row, size) + np.arange(int(row[-1] + size[-1]))
-    dist = np.einsum("ij,ij->i", fn[pair_face], np.repeat(xyz, size, axis=0)) - fo[pair_face]
+    row = size.cumsum() - size
+    pair_face = (start - row).repeat(size) + np.arange(int(row[-1] + size[-1]))
+    dist = np.einsum("ij,ij->i", fn[pair_face], xyz.repeat(size, axis=0)) - fo[pair_face]
     top = np.maximum.reduceat(dist, row)
-    at = np.flatnonzero(dist == np.repeat(top, size))
+    at = (dist == top.repeat(size)).nonzero()[0]
     face = np.empty(n, dtype=np.intp)
-    face[np.repeat(np.arange(n), size)[at]] = pair_face[at]
+    face[np.arange(n).repeat(size)[at]] = pair_face[at]
     return face, top
 
 
 def _corners(faces: np.ndarray, n: int) -> np.ndarray:
     """The sorted distinct point indices of ``faces`` (of points ``0 ... n - 1``)."""
-    return np.flatnonzero(np.bincount(faces.ravel(), minlength=n))
+    return np.bincount(faces.ravel(), minlength=n).nonzero()[0]
 
 
 def _near_points(near: list) -> np.ndarray:
