@@ -1158,7 +1158,11 @@ class _Batch:
         pts, pe = pts[keep], pe[keep]
         if not len(pts):
             return
-        face, top = _farthest_faces(self.q[pts], cone_start[pe], cone_size[pe], self.fn, self.fo)
+        size = cone_size[pe]
+        if len(pts) >= GROUPED_MIN_POINTS:
+            order = size.argsort(kind="stable")
+            pts, pe, size = pts[order], pe[order], size[order]
+        face, top = _farthest_faces(self.q[pts], cone_start[pe], size, self.fn, self.fo)
         filt = self.filt
         sure = top > filt
         unsure = (~sure & (top >= -filt)).nonzero()[0]
@@ -1190,22 +1194,20 @@ class _Batch:
 def _farthest_faces(xyz: np.ndarray, start: np.ndarray, size: np.ndarray, fn: np.ndarray,
                     fo: np.ndarray) -> tuple:
     """For each point ``xyz[i]``, the face of ``start[i] ... start[i] + size[i] - 1`` it is
-    farthest above, and how far: ``(face, distance)`` (ties: any one)."""
+    farthest above, and how far: ``(face, distance)`` (ties: any one). Large inputs must come
+    sorted by ``size`` (see GROUPED_MIN_POINTS)."""
     n = len(xyz)
     if n >= GROUPED_MIN_POINTS:
         # Points grouped by the size of their range: one (points x size) array per group.
-        order = size.argsort(kind="stable")
-        sizes = size[order]
-        cuts = (sizes[1:] != sizes[:-1]).nonzero()[0] + 1
+        cuts = (size[1:] != size[:-1]).nonzero()[0] + 1
         face = np.empty(n, dtype=np.intp)
         top = np.empty(n)
         for lo, hi in zip([0] + cuts.tolist(), cuts.tolist() + [n]):
-            rows = order[lo:hi]
-            faces = start[rows][:, None] + np.arange(sizes[lo])
-            dist = np.einsum("ij,ikj->ik", xyz[rows], fn[faces]) - fo[faces]
+            faces = start[lo:hi, None] + np.arange(size[lo])
+            dist = np.einsum("ij,ikj->ik", xyz[lo:hi], fn[faces]) - fo[faces]
             k = dist.argmax(axis=1)
-            at = np.arange(len(rows))
-            face[rows], top[rows] = faces[at, k], dist[at, k]
+            at = np.arange(hi - lo)
+            face[lo:hi], top[lo:hi] = faces[at, k], dist[at, k]
         return face, top
     # every point against every face of its range, as one flat list of pairs
     row = size.cumsum() - size
@@ -1338,7 +1340,7 @@ def _package(p: np.ndarray, hull, tol: float) -> HullData:
         src = faces.ravel()
         dst = faces[:, _NEXT_VERTEX].ravel()
         # each vertex's neighbours (the heads of its out-edges), in increasing order
-        dl = dst[np.argsort(src * m + dst, kind="stable")].tolist()
+        dl = dst[(src * m + dst).argsort()].tolist()  # (the keys are distinct)
         bl = np.cumsum(np.bincount(src, minlength=m)).tolist()
         adjacency = tuple(map(tuple, map(dl.__getitem__, map(slice, [0] + bl[:-1], bl))))
         return HullData(vertices, faces, adjacency, 3, None, tol, corners)
