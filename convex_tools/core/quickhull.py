@@ -489,9 +489,10 @@ class _Builder:
     dead, never reused, so no index held anywhere goes stale.
 
     Visibility ("is the eye above face f?") uses the float distance ``fn[f] . p - fo[f]`` when it
-    is beyond ``filt`` either way, else the exact ``above``: the decisions of exact arithmetic. Outside sets take only points clearly (by more than ``filt``) above a
-    face; the points within ``filt`` are collected in ``near`` for the caller to verify against
-    the final hull -- or, with ``exact``, also decided exactly (the fallback that drops nothing).
+    is beyond ``filt`` either way, else the exact ``above``: the decisions of exact arithmetic.
+    Outside sets take only points clearly (by more than ``filt``) above a face; the points within
+    ``filt`` are collected in ``near`` for the caller to verify against the final hull -- or,
+    with ``exact``, also decided exactly (the fallback that drops nothing).
     """
 
     def __init__(self, q: np.ndarray, filt: float, exact: bool) -> None:
@@ -645,7 +646,7 @@ class _Builder:
         the ``_Batch`` it hands over to once ``BATCH_MIN_FACES`` faces have outside sets."""
         fv, fn, fo, fnb = self.fv, self.fn, self.fo, self.fnb
         alive, out, far, pending = self.alive, self.out, self.far, self.pending
-        xyz, q = self.xyz, self.q
+        xyz = self.xyz
         while pending:
             if batch and self.outside >= BATCH_MIN_FACES:
                 return _Batch(self).run()
