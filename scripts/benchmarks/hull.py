@@ -82,6 +82,7 @@ def _ball(rng, n: int = 1000):
 
 def _build_row(name: str, pts, runs: int) -> None:
     ours = _median_time(lambda: convex_hull(pts), runs)
+    shape = _median_time(lambda: Hull(pts), runs)  # + climbing graph and cube map
     verts = len(convex_hull(pts).vertices)
     theirs, their_verts = _blender_hull_time(pts, min(runs, 5))
     if theirs is None:
@@ -90,15 +91,15 @@ def _build_row(name: str, pts, runs: int) -> None:
         tail = f"{theirs * 1e3:>10.1f}{ours / theirs:>7.1f}x"
         if their_verts != verts:
             tail += f"  (bmesh kept {their_verts} vertices)"
-    print(f"{name:<22}{len(pts):>8}{verts:>12}{ours * 1e3:>10.1f}{tail}")
+    print(f"{name:<22}{len(pts):>8}{verts:>12}{ours * 1e3:>10.1f}{shape * 1e3:>10.1f}{tail}")
 
 
 def _build_table(rng, quick: bool) -> None:
     runs = 1 if quick else 3
     cases = [("random cube", _cube, 20_000 if quick else 100_000),
              ("sphere (all on hull)", _sphere, 4_000 if quick else 20_000)]
-    print(f"{'build':<22}{'points':>8}{'hull verts':>12}{'ours ms':>10}{'bmesh ms':>10}"
-          f"{'ratio':>8}")
+    print(f"{'build':<22}{'points':>8}{'hull verts':>12}{'ours ms':>10}{'Hull() ms':>10}"
+          f"{'bmesh ms':>10}{'ratio':>8}")
     for name, make, n in cases:
         _build_row(name, make(rng, n), runs)
     # Issue 12's targets, on their own generator (the tables below draw from ``rng``):
