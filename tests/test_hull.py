@@ -426,6 +426,18 @@ def test_extended_precision_orientations_agree_with_exact_ones():
         assert decided.mean() > 0.9  # (most: only determinants below ~2**-61 are left over)
 
 
+def test_extended_precision_declines_exactly_coplanar_points_it_cannot_resolve():
+    # Four points exactly on the plane x + y + z = 0 with coordinates near 2**40: the products
+    # reach 2**120, far beyond extended precision, so its determinant is rounding noise; the
+    # filter must decline (0) rather than return that noise's sign.
+    rng = np.random.default_rng(45)
+    xy = rng.integers(-2 ** 40, 2 ** 40, (400, 2)).astype(float)
+    q = np.column_stack([xy, -xy[:, 0] - xy[:, 1]])  # exact: integers below 2**53
+    a, b, c, p = (np.arange(100) * 4 + k for k in range(4))
+    assert all(quickhull._orient(*map(tuple, q[list(r)])) == 0 for r in zip(a, b, c, p))
+    np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), 0)
+
+
 # --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------
 
 EXTREME_BASE = np.vstack([sphere_points(np.random.default_rng(30), 60),
