@@ -103,9 +103,10 @@ ASSIGN_CHUNK = 1 << 15
 # Below this many points the prefilter polytope costs more than it saves.
 PREFILTER_MIN_POINTS = 256
 # From this many faces with outside sets on, the main loop runs in rounds over arrays (``_Batch``)
-# instead of one eye at a time in plain Python. ms to build, by threshold (4 / 16 / 32 / 64 / 128
-# / never): 994-vertex UV sphere 26 / 26 / 26 / 27 / 51 / 48; 1,000 points, 75 on the hull 5.4 /
-# 5.4 / 5.4 / 3.1 / 3.1 / 3.5. A round costs ~0.5 ms of numpy calls, worth it for ~15 eyes.
+# instead of one eye at a time in plain Python. Median ms to build by threshold, 16 / 32 / 64 /
+# 96 (shared machine, interleaved runs): 994-vertex UV sphere 28 / 26 / 26 / 77 (never batched:
+# 48); 1,000-point blob, 261 on the hull, 9.5 / 9.4 / 10.1 / 13.1; 1,000 points in a cube 5.1 /
+# 5.1 / 3.4 / 3.3. A round costs ~0.5 ms of numpy calls: worth it from ~15 eyes a round.
 BATCH_MIN_FACES = 64
 # From this many points on, a round's redistribution handles the points in groups of equal cone
 # size (one dense array each) rather than as one flat list of (point, face) pairs: 86 vs 170 ms
