@@ -137,6 +137,10 @@ def _rotation(ax: float, ay: float, az: float) -> np.ndarray:
 _TILT = _rotation(0.0123, 0.0321, 0.0231)
 _DIRS = _DIRS @ _TILT.T
 _AXES = _TILT  # rows: the tilted x, y, z axes that pick the initial extreme pair
+# The second vertex of edge k of a triangle (a->b, b->c, c->a), and the third; also the
+# index patterns of a cross product, (u x v)[i] = u[NEXT[i]] v[PREV[i]] - u[PREV[i]] v[NEXT[i]].
+_NEXT_VERTEX = np.array((1, 2, 0))
+_PREV_VERTEX = np.array((2, 0, 1))
 
 
 class HullData(NamedTuple):
@@ -426,15 +430,12 @@ def _orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
         return np.zeros(len(a), dtype=np.intp)
     pa = q[a].astype(_LONG)
     u, v, w = q[b] - pa, q[c] - pa, q[p] - pa  # (long double: the differences round less)
-    cx = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
-    cy = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
-    cz = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
-    det = w[:, 0] * cx + w[:, 1] * cy + w[:, 2] * cz
-    au, av, aw = np.abs(u), np.abs(v), np.abs(w)
-    permanent = (aw[:, 0] * (au[:, 1] * av[:, 2] + au[:, 2] * av[:, 1])
-                 + aw[:, 1] * (au[:, 2] * av[:, 0] + au[:, 0] * av[:, 2])
-                 + aw[:, 2] * (au[:, 0] * av[:, 1] + au[:, 1] * av[:, 0]))
-    sure = np.abs(det) > ORIENT_ERRBOUND_LONG * permanent
+    # u x v term by term: (uy vz, uz vx, ux vy) - (uz vy, ux vz, uy vx)
+    plus = u[:, _NEXT_VERTEX] * v[:, _PREV_VERTEX]
+    minus = u[:, _PREV_VERTEX] * v[:, _NEXT_VERTEX]
+    det = (w * (plus - minus)).sum(axis=1)
+    permanent = (abs(w) * (abs(plus) + abs(minus))).sum(axis=1)
+    sure = abs(det) > ORIENT_ERRBOUND_LONG * permanent
     return np.where(sure, np.sign(det), 0).astype(np.intp)
 
 
@@ -473,9 +474,6 @@ def _unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
 _NEXT_EDGES = ((1, 2), (2, 0), (0, 1))
 
 
-# The second vertex of edge k of a triangle (a->b, b->c, c->a), and the third.
-_NEXT_VERTEX = np.array((1, 2, 0))
-_PREV_VERTEX = np.array((2, 0, 1))
 # No eye's rank: the sentinel of ``_Batch.best``.
 _NO_RANK = np.iinfo(np.intp).max
 
