@@ -408,7 +408,7 @@ def test_batched_iteration_cap_raises_a_clear_error(monkeypatch):
 
 def test_extended_precision_orientations_agree_with_exact_ones():
     # Near-coplanar quadruples (a point on a triangle's plane, moved by a few ulps): the
-    # vectorised filter either gives the exact sign or declines (0), never a wrong sign.
+    # vectorised filter either gives the exact sign or declines, never a wrong sign.
     rng = np.random.default_rng(44)
     tri = rng.normal(size=(400, 3, 3))
     w = rng.uniform(0, 1, (400, 3))
@@ -420,7 +420,7 @@ def test_extended_precision_orientations_agree_with_exact_ones():
     signs = quickhull._orient_signs(q, a, b, c, 1200 + np.arange(400))
     exact = [quickhull._orient(*map(tuple, (q[i], q[j], q[k], q[1200 + r])))
              for r, (i, j, k) in enumerate(zip(a, b, c))]
-    decided = signs != 0
+    decided = signs != quickhull._UNDECIDED
     np.testing.assert_array_equal(signs[decided], np.array(exact)[decided])
     if quickhull._LONG_FILTER:
         assert decided.mean() > 0.9  # (most: only determinants below ~2**-61 are left over)
@@ -429,13 +429,30 @@ def test_extended_precision_orientations_agree_with_exact_ones():
 def test_extended_precision_declines_exactly_coplanar_points_it_cannot_resolve():
     # Four points exactly on the plane x + y + z = 0 with coordinates near 2**40: the products
     # reach 2**120, far beyond extended precision, so its determinant is rounding noise; the
-    # filter must decline (0) rather than return that noise's sign.
+    # filter must decline rather than return that noise's sign.
     rng = np.random.default_rng(45)
     xy = rng.integers(-2 ** 40, 2 ** 40, (400, 2)).astype(float)
     q = np.column_stack([xy, -xy[:, 0] - xy[:, 1]])  # exact: integers below 2**53
     a, b, c, p = (np.arange(100) * 4 + k for k in range(4))
     assert all(quickhull._orient(*map(tuple, q[list(r)])) == 0 for r in zip(a, b, c, p))
-    np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), 0)
+    np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), quickhull._UNDECIDED)
+
+
+def test_points_in_an_axis_aligned_plane_are_coplanar_without_integers(monkeypatch):
+    # Cylinder caps and box faces: four points with one equal coordinate are exactly coplanar,
+    # and the float filters say so (integers once took ~10 us for each such test, 27 s for the
+    # hull of 50k points on two circles).
+    def no_integers(*args):
+        raise AssertionError("integers were used")
+    monkeypatch.setattr(quickhull, "_orient_integers", no_integers)
+    rng = np.random.default_rng(46)
+    for axis in range(3):
+        q = rng.normal(size=(40, 3)) * 1e3
+        q[:, axis] = 0.3
+        a, b, c, p = (np.arange(10) * 4 + k for k in range(4))
+        for r in zip(a, b, c, p):
+            assert quickhull._orient(*map(tuple, q[list(r)])) == 0
+        np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), 0)
 
 
 # --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------

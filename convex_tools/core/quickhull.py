@@ -108,6 +108,10 @@ PREFILTER_MIN_POINTS = 256
 # 48); 1,000-point blob, 261 on the hull, 9.5 / 9.4 / 10.1 / 13.1; 1,000 points in a cube 5.1 /
 # 5.1 / 3.4 / 3.3. A round costs ~0.5 ms of numpy calls: worth it from ~15 eyes a round.
 BATCH_MIN_FACES = 64
+# ... or from this many points in outside sets on: one eye at a time takes the pending faces
+# last in, first out, which refines a curve (the rims of a cylinder) arc by arc with only a few
+# dozen faces pending at any time, so the face count alone never calls the rounds in.
+BATCH_MIN_POINTS = 1000
 # From this many points on, a round's redistribution handles the points in groups of equal cone
 # size (one dense array each) rather than as one flat list of (point, face) pairs: 86 vs 170 ms
 # for 200k points against cones of 3-9 faces, but a dozen numpy calls per group.
@@ -373,9 +377,14 @@ def _point_integers(p: tuple) -> tuple:
             zn << (bits - zd.bit_length()), bits)
 
 
+# What the float filters answer when they cannot tell an orientation's sign.
+_UNDECIDED = 2
+
+
 def _orient_float(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
     """Sign of ``((b - a) x (c - a)) . (p - a)`` when the float determinant exceeds its rounding
-    bound; 0 when it cannot tell."""
+    bound, 0 when the four points share a coordinate (an axis-aligned plane: the flat faces of
+    boxes and cylinder caps), else ``_UNDECIDED``."""
     ax, ay, az = a
     ux, uy, uz = b[0] - ax, b[1] - ay, b[2] - az
     vx, vy, vz = c[0] - ax, c[1] - ay, c[2] - az
@@ -385,7 +394,10 @@ def _orient_float(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
                  + abs(wz) * (abs(ux * vy) + abs(uy * vx)))
     if abs(det) > ORIENT_ERRBOUND * permanent:
         return 1 if det > 0.0 else -1
-    return 0
+    # (a float difference is zero exactly when the coordinates are equal)
+    if (ux == vx == wx == 0.0) or (uy == vy == wy == 0.0) or (uz == vz == wz == 0.0):
+        return 0
+    return _UNDECIDED
 
 
 def _orient_integers(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
@@ -407,8 +419,11 @@ def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
 
     The float determinant decides when it exceeds its rounding bound, else integers do.
     """
-    return _orient_float(a, b, c, p) or _orient_integers(
-        _point_integers(a), _point_integers(b), _point_integers(c), _point_integers(p))
+    sign = _orient_float(a, b, c, p)
+    if sign != _UNDECIDED:
+        return sign
+    return _orient_integers(_point_integers(a), _point_integers(b), _point_integers(c),
+                            _point_integers(p))
 
 
 # Extended precision decides, many at once, nearly all the orientations doubles cannot: with
@@ -421,14 +436,21 @@ _LONG = np.longdouble
 _LONG_FILTER = np.finfo(_LONG).nmant in (63, 112)
 # ORIENT_ERRBOUND in that precision: 8 units of roundoff (half its machine epsilon each).
 ORIENT_ERRBOUND_LONG = 4.0 * float(np.finfo(_LONG).eps)
+# EXACT_NORMAL_SIN in that precision: down to this sine an x87 cross product's direction error
+# (~8 x 2**-64 / sine, ~4e-14) stays well inside the ~4e-13 PREDICATE_FILTER_REL allows for;
+# thinner slivers still get exact normals.
+LONG_NORMAL_SIN = 1e-5
 
 
 def _orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
-    """``_orient`` of many quadruples of point indices, 0 where extended precision cannot tell
-    (everywhere if the platform's long double is no wider than a double)."""
+    """``_orient`` of many quadruples of point indices (0 for points sharing a coordinate, as
+    ``_orient_float``), ``_UNDECIDED`` where extended precision cannot tell (everywhere else if
+    the platform's long double is no wider than a double)."""
+    pa = q[a]
+    flat = ((q[b] == pa) & (q[c] == pa) & (q[p] == pa)).any(axis=1)
     if not _LONG_FILTER:
-        return np.zeros(len(a), dtype=np.intp)
-    pa = q[a].astype(_LONG)
+        return np.where(flat, 0, _UNDECIDED)
+    pa = pa.astype(_LONG)
     u, v, w = q[b] - pa, q[c] - pa, q[p] - pa  # (long double: the differences round less)
     # u x v term by term: (uy vz, uz vx, ux vy) - (uz vy, ux vz, uy vx)
     plus = u[:, _NEXT_VERTEX] * v[:, _PREV_VERTEX]
@@ -436,7 +458,7 @@ def _orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
     det = (w * (plus - minus)).sum(axis=1)
     permanent = (abs(w) * (abs(plus) + abs(minus))).sum(axis=1)
     sure = abs(det) > ORIENT_ERRBOUND_LONG * permanent
-    return np.where(sure, np.sign(det), 0).astype(np.intp)
+    return np.where(sure, np.sign(det).astype(np.intp), np.where(flat, 0, _UNDECIDED))
 
 
 def _exact_unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
@@ -511,6 +533,7 @@ class _Builder:
         self.ints: dict = {}     # exact integers of those the exact predicates met
         self.verdicts: dict = {}  # (face, point): ``above``, once decided exactly
         self.outside = 0         # live faces with an outside set
+        self.outside_points = 0  # points in those sets
         self.steps = 0
         self.cap = len(q) + ITERATION_SLACK
 
@@ -524,7 +547,7 @@ class _Builder:
         """``_orient`` of four points by index (their exact integers are computed once)."""
         point = self.point
         sign = _orient_float(point(a), point(b), point(c), point(p))
-        if sign:
+        if sign != _UNDECIDED:
             return sign
         ints = self.ints
         for i in (a, b, c, p):
@@ -634,6 +657,7 @@ class _Builder:
                 chunk = pts[start:start + n]
                 self.far[f] = int(chunk[0])
                 self.outside += 1
+                self.outside_points += n
                 # small sets as lists: the late steps of the loop stay in plain Python
                 self.out[f] = chunk.tolist() if n <= SMALL_REDISTRIBUTE else chunk
                 self.pending.append(f)
@@ -642,12 +666,14 @@ class _Builder:
     # --- main loop --------------------------------------------------------------------------------
     def run(self, batch: bool = True):
         """Add eyes until no outside set is left; returns the builder that finished: this one, or
-        the ``_Batch`` it hands over to once ``BATCH_MIN_FACES`` faces have outside sets."""
+        the ``_Batch`` it hands over to once ``BATCH_MIN_FACES`` faces or ``BATCH_MIN_POINTS``
+        points are in outside sets."""
         fv, fn, fo, fnb = self.fv, self.fn, self.fo, self.fnb
         alive, out, far, pending = self.alive, self.out, self.far, self.pending
         xyz = self.xyz
         while pending:
-            if batch and self.outside >= BATCH_MIN_FACES:
+            if batch and (self.outside >= BATCH_MIN_FACES
+                          or self.outside_points >= BATCH_MIN_POINTS):
                 return _Batch(self).run()
             f = pending.pop()
             if not alive[f] or out[f] is None:
@@ -704,6 +730,7 @@ class _Builder:
                     count += len(o)
                     out[g] = None
                     self.outside -= 1
+                    self.outside_points -= len(o)
             if count <= SMALL_REDISTRIBUTE:
                 if count > 1:
                     self._redistribute_small(first, [i for o in orphans for i in o if i != eye])
@@ -751,6 +778,7 @@ class _Builder:
             out[g] = members
             far[g] = top
             pending.append(g)
+            self.outside_points += len(members)
         self.outside += len(groups)
 
     def _horizon(self, f: int, eye_index: int):
@@ -1018,7 +1046,7 @@ class _Batch:
             tri = self.fv[faces[rows]]
             signs = _orient_signs(self.q, tri[:, 0], tri[:, 1], tri[:, 2], pts[rows])
             for r, (a, b, c), sign in zip(todo, tri.tolist(), signs.tolist()):
-                if not sign:
+                if sign == _UNDECIDED:
                     sign = self.orient(a, b, c, keys[r][1])
                 known[r] = verdicts[keys[r]] = sign > 0
         return np.array(known, dtype=bool)
@@ -1054,9 +1082,22 @@ class _Batch:
         sliver = area2 < EXACT_NORMAL_SIN * np.sqrt(np.einsum("ij,ij->i", u, u)
                                                     * np.einsum("ij,ij->i", v, v))
         if sliver.any():
-            area2[sliver] = 1.0
-            for r in sliver.nonzero()[0].tolist():
-                # a sliver: its rounded cross product has lost its direction
+            # Slivers: the rounded cross product has lost its direction. Extended precision
+            # restores it for most (many at once: the rims of a finely divided cylinder are
+            # all slivers), integers for the rest.
+            rows = sliver.nonzero()[0]
+            area2[rows] = 1.0
+            if _LONG_FILTER:
+                pl = pe[rows].astype(_LONG)
+                ul, vl = q[a[rows]] - pl, q[b[rows]] - pl
+                nl = ul[:, _NEXT_VERTEX] * vl[:, _PREV_VERTEX] \
+                    - ul[:, _PREV_VERTEX] * vl[:, _NEXT_VERTEX]
+                length = np.sqrt((nl * nl).sum(axis=1))
+                good = length >= LONG_NORMAL_SIN * np.sqrt((ul * ul).sum(axis=1)
+                                                           * (vl * vl).sum(axis=1))
+                nrm[rows[good]] = (nl[good] / length[good, None]).astype(float)
+                rows = rows[~good]
+            for r in rows.tolist():
                 nrm[r] = _unit_normal(self.point(int(a[r])), self.point(int(b[r])),
                                       self.point(int(apex[r])))
         nrm /= area2[:, None]
@@ -1072,7 +1113,7 @@ class _Batch:
                 s = shared[unsure]
                 signs = _orient_signs(q, a[s], b[s], apex[s], rival[unsure])
                 for r, sign in zip(unsure.tolist(), signs.tolist()):
-                    if not sign:
+                    if sign == _UNDECIDED:
                         sr = shared[r]
                         sign = self.orient(int(a[sr]), int(b[sr]), int(apex[sr]), int(rival[r]))
                     concave[r] = sign > 0
