@@ -221,6 +221,16 @@ def test_table_names_each_pair():
     assert "No findings" in report_table([])
 
 
+def test_table_names_the_parts_of_concave_objects():
+    # A crate 0.2 into the second of two slabs making one compound.
+    from convex_tools.core import Compound
+
+    slabs = Compound([unit_box(), unit_box(3.0)], names=["Left", "Right"])
+    (f,) = check_shapes([slabs, unit_box(3.8)], ["Wall", "Crate"])
+    row = report_table([f]).splitlines()[-1]
+    assert row.split()[:3] == [OVERLAP, "Crate", "Wall"] and "Wall [Right]" in row
+
+
 def test_finding_equality_compares_values():
     a = Finding("A", "B", OVERLAP, -0.1, np.zeros(3), np.ones(3))
     b = Finding("A", "B", OVERLAP, -0.1, np.zeros(3), np.ones(3))

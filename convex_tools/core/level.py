@@ -443,9 +443,14 @@ def count_line(findings) -> str:
             f"{overlaps} overlap{'s' * (overlaps != 1)}, {close} too close")
 
 
+def _with_part(name, part) -> str:
+    return f"{name} [{part}]" if part else name
+
+
 def report_table(findings, limit=None, header=True) -> str:
     """A plain-text table, one finding a row (``limit`` rows at most, then a count of the rest),
-    under the ``count_line`` when ``header``."""
+    under the ``count_line`` when ``header``. An object's part, when the finding names one,
+    follows its name in brackets: ``Terrain [triangle 17]``."""
     head = count_line(findings)
     if not findings:
         return head + "\n" if header else ""
@@ -454,7 +459,8 @@ def report_table(findings, limit=None, header=True) -> str:
     for f in shown:
         mid = 0.5 * (f.point_a + f.point_b)
         what = f"depth {f.depth:.4f}" if f.kind == OVERLAP else f"gap {f.distance:.4f}"
-        rows.append((f.kind, f.object_a, f.object_b, what,
+        rows.append((f.kind, _with_part(f.object_a, f.part_a), _with_part(f.object_b, f.part_b),
+                     what,
                      f"{f.clearance:.4f}" if f.kind == TOO_CLOSE else "-",
                      "({:.2f}, {:.2f}, {:.2f})".format(*mid)))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
