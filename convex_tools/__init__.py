@@ -46,9 +46,9 @@ def classes() -> tuple:
 
 def _hooked_modules() -> tuple:
     """Modules with ``attach()`` / ``detach()`` for what is not a class, in attaching order."""
-    from . import cli, level_check, overlay, properties, ui, watch
+    from . import cli, level_check, overlay, properties, proxies, ui, watch
 
-    return (properties, overlay, watch, level_check, ui, cli)
+    return (properties, proxies, overlay, watch, level_check, ui, cli)
 
 
 def register():

@@ -14,7 +14,15 @@ An object's clearance, first match wins:
 2. the object's custom property ``convex_clearance``;
 3. its Convex settings, when they carry one (``use_clearance`` and ``clearance``);
 4. the ``clearance`` of the check.
-A pair must keep the larger of its two objects' clearances.
+A pair must keep the larger of its two objects' clearances. Name overrides match an object's
+reported name (an instance's path, e.g. ``Shelf/Crate.003``) or the name of the object it is.
+
+What is checked (``_entries_to_check``): every object with geometry, as the shape
+``objects.shape_from_object`` makes of it — through its collision proxies or compound rigid-body
+children when it has them (the proxies and children are then not checked on their own: a
+selected proxy stands for its owner) — and every object of every instanced collection, each
+instance with its own matrix and named by its path (``instances``). An Unreal proxy that names
+no object is skipped, with the reason.
 """
 
 from __future__ import annotations
@@ -29,7 +37,11 @@ import numpy as np
 from .core import level as core_level
 from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
                          LevelCheck, Stats, report_csv, report_json, report_table)
-from .objects import GEOMETRY_TYPES, resolve_object, shape_from_object
+from . import instances
+from .objects import (GEOMETRY_TYPES, ConversionError, is_concave, margin_of,
+                      representation, resolve_object, shape_from_object, world_matrix)
+from .proxies import ProxyIndex
+from .result_drawings import part_for_label, shape_wire
 
 __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
            "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
@@ -67,7 +79,9 @@ class LevelRun:
         # another scene is taken whole.
         everything = (context.view_layer.objects if self.scene == context.scene
                       else self.scene.objects)
-        self.pending = _objects_to_check(objects, collection, ignore, everything)
+        self.proxies = ProxyIndex()
+        self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
+                                                  self.proxies)
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
@@ -75,8 +89,8 @@ class LevelRun:
         core_level._non_negative("clearance", clearance)
         core_level._non_negative("touch_tolerance", touch_tolerance)
         core_level._pair_patterns(ignore_pairs)
-        self.shape_cache = SharedShapes(enabled=share_shapes)
-        self.shapes, self.names, self.kept, self.skipped = [], [], [], []
+        self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
+        self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
         self.check = None
@@ -84,8 +98,9 @@ class LevelRun:
 
     @property
     def objects(self) -> dict:
-        """Name -> object of everything checked (to select and frame findings)."""
-        return dict(zip(self.names, self.kept))
+        """Name -> object to select for everything checked (an instance's outermost
+        instancer; to select and frame findings)."""
+        return {e.name: e.selectable for e in self.kept}
 
     @property
     def finished(self) -> bool:
@@ -144,19 +159,39 @@ class LevelRun:
                         "shapes_made": self.shape_cache.made,
                         "shapes_shared": self.shape_cache.reused})
 
+    def outlines(self, findings) -> list:
+        """For each finding, (segments of A, segments of B) in the world: the outline of the
+        part that touches for a compound or triangle mesh, else the shape's bounding box."""
+        index = {n: i for i, n in enumerate(self.names)}
+        out = []
+        for f in findings:
+            pair = []
+            for name, part in ((f.object_a, getattr(f, "part_a", None)),
+                               (f.object_b, getattr(f, "part_b", None))):
+                i = index.get(name)
+                if i is None or self.check is None:
+                    pair.append(None)
+                    continue
+                shape = self.check.shapes[i]
+                piece = part_for_label(shape, part) if part and is_concave(shape) else None
+                pair.append(shape_wire(piece) if piece is not None else
+                            _box_edges(self.check.lower[i], self.check.upper[i]))
+            out.append(tuple(pair))
+        return out
+
     def _convert(self, count):
         t0 = time.perf_counter()
         stop = min(self.converted + count, len(self.pending))
         try:
-            for obj in self.pending[self.converted:stop]:
+            for entry in self.pending[self.converted:stop]:
                 try:
-                    shape = self.shape_cache.shape(obj, self.depsgraph)
+                    shape = self.shape_cache.shape(entry.obj, self.depsgraph, entry.placement)
                 except ValueError as error:  # e.g. a mesh without vertices
-                    self.skipped.append((obj.name, str(error)))
+                    self.skipped.append((entry.name, str(error)))
                 else:
                     self.shapes.append(shape)
-                    self.names.append(obj.name)
-                    self.kept.append(obj)
+                    self.names.append(entry.name)
+                    self.kept.append(entry)
                 # Counted one by one: an interrupted run reports how far it really got.
                 self.converted += 1
         finally:
@@ -208,8 +243,29 @@ def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), igno
             stats.__dict__.update(level_run.stats.__dict__)
 
 
-# --- which objects --------------------------------------------------------------------------
-def _objects_to_check(objects, collection, ignore, everything):
+# --- which objects ---------------------------------------------------------------------------
+class Entry:
+    """One thing the level check measures: reported as ``name``, shaped from ``obj`` placed by
+    ``placement`` (None, or a collection instance's matrix in front of ``obj``'s),
+    ``instancers`` the empties leading to an instance (outermost first)."""
+
+    __slots__ = ("name", "obj", "placement", "instancers")
+
+    def __init__(self, name, obj, placement=None, instancers=()):
+        self.name, self.obj, self.placement, self.instancers = name, obj, placement, instancers
+
+    @property
+    def selectable(self):
+        """The object a user selects for it: the outermost instancer of an instance."""
+        return self.instancers[0] if self.instancers else self.obj
+
+    def __repr__(self):
+        return f"Entry({self.name!r})"
+
+
+def _entries_to_check(objects, collection, ignore, everything, proxies):
+    """(entries, skipped): what to check among ``objects`` (or the collection's, or
+    ``everything``), and (name, reason) of what is left out with a reason worth telling."""
     if objects is not None:
         objs = [resolve_object(o, "objects") for o in objects]
     elif collection is not None:
@@ -217,16 +273,33 @@ def _objects_to_check(objects, collection, ignore, everything):
     else:
         objs = list(everything)
     ignored = _ignored_names(ignore)
-    seen = set()
-    out = []
+    entries, skipped, seen = [], [], set()
+
+    def consider(name, obj, placement=None, instancers=()):
+        if obj.type not in GEOMETRY_TYPES:
+            return
+        owner = proxies.owner_of(obj)
+        if owner is not None:            # a proxy or compound child stands for its owner
+            obj = owner
+            name = name[:len(name) - len(name.rsplit(instances.SEPARATOR, 1)[-1])] + owner.name
+        if name in seen:
+            return
+        seen.add(name)
+        if any(_is_ignored(n, ignored) for n in {name, obj.name, *(o.name for o in instancers)}):
+            return
+        if obj.name in proxies.orphans:
+            skipped.append((name, proxies.orphans[obj.name]))
+            return
+        entries.append(Entry(name, obj, placement, instancers))
+
     for obj in objs:
-        if obj.type not in GEOMETRY_TYPES or obj.name in seen:
-            continue
-        seen.add(obj.name)
-        if _is_ignored(obj.name, ignored):
-            continue
-        out.append(obj)
-    return out
+        if instances.is_instancer(obj):
+            if not _is_ignored(obj.name, ignored):
+                for inst in instances.expand(obj):
+                    consider(inst.name, inst.obj, inst.placement, inst.instancers)
+        else:
+            consider(obj.name, obj)
+    return entries, skipped
 
 
 def _collection(item):
@@ -376,41 +449,44 @@ class SharedShapes:
     translation). The test against one-by-one conversion guards both rules.
     """
 
-    def __init__(self, enabled=True):
+    def __init__(self, enabled=True, proxies=None):
         self.enabled = enabled
+        self.proxies = proxies   # the file's ProxyIndex (made by shape_from_object if None)
         self._local = {}     # content key -> (inner shape, X) with shape = Transformed(inner, M X)
         self.made = 0        # shapes made by shape_from_object
         self.reused = 0      # shapes moved from another instance
 
-    def shape(self, obj, depsgraph):
+    def shape(self, obj, depsgraph, placement=None):
+        """The world-space shape of ``obj`` (placed by a collection instance's ``placement``)."""
         from .core.shapes import Transformed
 
         key = self._content_key(obj) if self.enabled else None
         if key is None:
             self.made += 1
-            return shape_from_object(obj, depsgraph=depsgraph)
-        matrix = np.array(obj.matrix_world, dtype=float)
-        stretch = _stretch(obj)
+            return shape_from_object(obj, depsgraph=depsgraph, placement=placement,
+                                     proxies=self.proxies)
+        matrix = world_matrix(obj, placement)
+        stretch = _stretch(obj) if placement is None else None
         hit = self._local.get(key)
         if hit is None and stretch is not None:
             hit = self._local.get(key + (stretch,))
         if hit is not None:
             inner, x = hit
             self.reused += 1
-            return Placed(inner, matrix @ x)
+            # A compound or triangle mesh moves as a whole (its parts keep their matrices).
+            return inner.transformed(matrix @ x) if is_concave(inner) else Placed(inner, matrix @ x)
         self.made += 1
-        world = shape_from_object(obj, depsgraph=depsgraph)
+        world = shape_from_object(obj, depsgraph=depsgraph, placement=placement,
+                                  proxies=self.proxies)
         inverse = _affine_inverse(matrix)
         if inverse is None:
             return world
         if isinstance(world, Transformed):
-            inner, x = world.shape, inverse @ world.matrix
-        else:
-            inner, x = world, inverse
-        if isinstance(world, Transformed):
-            self._local[key] = (inner, x)
+            self._local[key] = (world.shape, inverse @ world.matrix)
+        elif is_concave(world):
+            self._local[key] = (world, inverse)
         elif stretch is not None:
-            self._local[key + (stretch,)] = (inner, x)
+            self._local[key + (stretch,)] = (world, inverse)
         return world
 
     def _content_key(self, obj):
@@ -418,6 +494,14 @@ class SharedShapes:
         if obj.type == 'META' or obj.data is None:
             return None
         if obj.parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
+            return None
+        try:
+            rep = representation(obj, proxies=self.proxies)
+        except ConversionError:
+            return None                  # shape_from_object says why
+        # Proxies and compound children bring other objects' data and matrices; margins on
+        # concave parts do not move with a stretching matrix.
+        if rep.parts or (rep.concave and margin_of(obj, rep.kind) > 0.0):
             return None
         try:
             modifiers = []
@@ -430,7 +514,7 @@ class SharedShapes:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
         return (obj.type, obj.data.as_pointer(), tuple(modifiers), groups, rigid_body,
-                _id_properties(obj, "convex_tools"))
+                _id_properties(obj, "convex_tools"), rep.kind)
 
 
 def _stretch(obj):
@@ -518,7 +602,9 @@ def _placed_aabb(inner, matrix):
 
 
 # --- clearances -----------------------------------------------------------------------------
-def _clearances(objs, default, overrides):
+def _clearances(entries, default, overrides):
+    """Each entry's own clearance or None: an override matching its reported name or its
+    object's name, else the object's own (``object_clearance``), else an instancer's."""
     patterns = []
     exact = {}
     for key, value in (overrides or {}).items():
@@ -527,12 +613,15 @@ def _clearances(objs, default, overrides):
         else:
             exact[key] = value
     out = []
-    for obj in objs:
-        value = exact.get(obj.name)
+    for entry in entries:
+        names = (entry.name, entry.obj.name)
+        value = next((exact[n] for n in names if n in exact), None)
         if value is None:
-            value = next((v for p, v in patterns if fnmatch.fnmatchcase(obj.name, p)), None)
-        if value is None:
-            value = object_clearance(obj)
+            value = next((v for p, v in patterns for n in names if fnmatch.fnmatchcase(n, p)),
+                         None)
+        for source in (entry.obj,) + tuple(reversed(entry.instancers)):
+            if value is None:
+                value = object_clearance(source)
         out.append(value)
     return out
 
@@ -557,30 +646,39 @@ def object_clearance(obj):
 
 
 # --- drawing --------------------------------------------------------------------------------
+def named(name, part) -> str:
+    """An object's name with the part of it a finding is about, e.g. "Terrain [triangle 17]"."""
+    return f"{name} [{part}]" if part else name
+
+
+def pair_text(finding) -> str:
+    """The two objects of a finding (a ``Finding`` or a stored one), with their parts."""
+    return (f"{named(finding.object_a, getattr(finding, 'part_a', None))} / "
+            f"{named(finding.object_b, getattr(finding, 'part_b', None))}")
+
+
 def finding_label(finding: Finding) -> str:
-    pair = f"{finding.object_a} / {finding.object_b}"
+    pair = pair_text(finding)
     if finding.kind == OVERLAP:
         return f"{pair}: {finding.depth:.3f} deep"
     return f"{pair}: gap {max(finding.distance, 0.0):.3f} < {finding.clearance:.3f}"
 
 
-def findings_drawing(findings, labels=True, boxes=True):
+def findings_drawing(findings, labels=True, boxes=True, outlines=None):
     """An ``overlay.Drawing`` of the findings: overlap depth vectors in the "overlap" colour,
     clearance gaps in the "too_close" colour, each labelled with its pair and size above the
-    pair, and (with ``boxes``) the bounding box of every object involved in the colour of its
-    worst finding."""
+    pair, and (with ``boxes``) what is involved on each side in the colour of the finding:
+    ``outlines[k]`` = (segments of A, segments of B) for finding k (the parts that touch, or the
+    objects' boxes: ``LevelRun.outlines``); without them, the objects' bounding boxes."""
     from .overlay import Drawing
 
     drawing = Drawing()
-    worst, world_boxes = {}, {}
-    for f in findings:
-        for name in (f.object_a, f.object_b):
-            if worst.get(name) != OVERLAP:
-                worst[name] = f.kind
-            obj = bpy.data.objects.get(name)
-            if name not in world_boxes and obj is not None:
-                world_boxes[name] = _world_box(obj)
-    for f in findings:
+    if outlines is None:
+        outlines = _object_boxes(findings)
+    # Overlaps last, so that where outlines coincide the overlap colour shows.
+    order = sorted(range(len(findings)), key=lambda k: findings[k].kind == OVERLAP)
+    for k in order:
+        f = findings[k]
         a, b = tuple(map(float, f.point_a)), tuple(map(float, f.point_b))
         if f.kind == OVERLAP:
             drawing.arrow(a, b, OVERLAP)      # moving A along it leaves the pair touching
@@ -588,17 +686,40 @@ def findings_drawing(findings, labels=True, boxes=True):
             drawing.line(a, b, TOO_CLOSE)
         drawing.point(a, f.kind)
         drawing.point(b, f.kind)
+        sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in outlines[k] if o is not None]
         if labels:
-            # Above the pair, so that the label does not sit on its boxes.
-            tops = [world_boxes[n][1][2] for n in (f.object_a, f.object_b) if n in world_boxes]
+            # Above the pair, so that the label does not sit on its outlines.
             mid = [0.5 * (p + q) for p, q in zip(a, b)]
-            mid[2] = max([mid[2]] + tops)
+            mid[2] = max([mid[2]] + [float(o[:, :, 2].max()) for o in sides if len(o)])
             drawing.label(tuple(mid), finding_label(f), f.kind)
-    if boxes:
-        for name, kind in sorted(worst.items()):
-            if name in world_boxes:
-                drawing.wire(_box_edges(*world_boxes[name]), kind)
+        if boxes:
+            for segments in sides:
+                drawing.wire(segments, f.kind)
     return drawing
+
+
+def _object_boxes(findings):
+    """Bounding-box edges of each finding's two objects (or their instancers), as outlines."""
+    boxes = {}
+    out = []
+    for f in findings:
+        pair = []
+        for name in (f.object_a, f.object_b):
+            if name not in boxes:
+                obj = object_named(name)
+                boxes[name] = _box_edges(*_world_box(obj)) if obj is not None else None
+            pair.append(boxes[name])
+        out.append(tuple(pair))
+    return out
+
+
+def object_named(name):
+    """The object a reported name stands for: the object itself, or for an instance's path
+    (``Shelf/Crate.003``) the outermost instancer; None when there is none."""
+    obj = bpy.data.objects.get(name)
+    if obj is None and instances.SEPARATOR in name:
+        obj = bpy.data.objects.get(name.split(instances.SEPARATOR, 1)[0])
+    return obj
 
 
 # The 12 edges of a box as pairs of corner indices (corner bits: x = 4, y = 2, z = 1).
@@ -676,19 +797,32 @@ def summary_text(findings, objects, complete=True) -> str:
     return text if complete else "Cancelled; so far " + text
 
 
-def store_findings(scene, findings, summary, complete=True):
-    """Keep the findings in ``scene.convex_level`` (saved with the file) and draw them."""
+def store_findings(scene, findings, summary, complete=True, outlines=None):
+    """Keep the findings in ``scene.convex_level`` (saved with the file) and draw them;
+    ``outlines`` as for ``findings_drawing`` (kept with each finding, to draw it again after the
+    file is opened)."""
     settings = scene.convex_level
     settings.findings.clear()
-    for f in findings:
+    for k, f in enumerate(findings):
         item = settings.findings.add()
         item.object_a, item.object_b, item.kind = f.object_a, f.object_b, f.kind
+        item.part_a = getattr(f, "part_a", None) or ""
+        item.part_b = getattr(f, "part_b", None) or ""
         item.distance, item.clearance = f.distance, f.clearance
         item.point_a, item.point_b = tuple(f.point_a), tuple(f.point_b)
+        for side, segments in zip(("outline_a", "outline_b"), outlines[k] if outlines else ()):
+            if segments is not None:
+                item[side] = np.asarray(segments, dtype=float).ravel().tolist()
     settings["active_index"] = -1  # without the update: storing must not select anything
     settings.summary = summary
     settings.complete = complete
     show_stored_findings(scene)
+
+
+def stored_outlines(item):
+    """(segments of A, segments of B) kept with a stored finding (None where none was kept)."""
+    return tuple(np.array(item[side], dtype=float).reshape(-1, 2, 3) if side in item else None
+                 for side in ("outline_a", "outline_b"))
 
 
 def show_stored_findings(scene):
@@ -696,10 +830,19 @@ def show_stored_findings(scene):
     from . import overlay
 
     settings = getattr(scene, "convex_level", None)
-    findings = [item.to_finding() for item in settings.findings] if settings is not None else []
+    items = list(settings.findings) if settings is not None else []
+    findings = [item.to_finding() for item in items]
     try:
         if findings:
-            overlay.show(OVERLAY_KEY, findings_drawing(findings, labels=settings.show_labels))
+            outlines = []
+            for item, finding in zip(items, findings):
+                kept = stored_outlines(item)
+                if any(k is None for k in kept):   # stored before outlines were kept
+                    kept = tuple(k if k is not None else box
+                                 for k, box in zip(kept, _object_boxes([finding])[0]))
+                outlines.append(kept)
+            overlay.show(OVERLAY_KEY, findings_drawing(findings, labels=settings.show_labels,
+                                                       outlines=outlines))
         else:
             overlay.clear(OVERLAY_KEY)
     except Exception as problem:  # drawing is a convenience; the list still holds the findings
@@ -707,9 +850,13 @@ def show_stored_findings(scene):
 
 
 def pair_objects(item):
-    """The objects of a stored finding that still exist."""
-    return [o for o in (bpy.data.objects.get(item.object_a), bpy.data.objects.get(item.object_b))
-            if o is not None]
+    """The objects of a stored finding that still exist (an instance's outermost instancer)."""
+    found = []
+    for name in (item.object_a, item.object_b):
+        obj = object_named(name)
+        if obj is not None and obj not in found:
+            found.append(obj)
+    return found
 
 
 def select_pair(context, item, frame):

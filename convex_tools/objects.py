@@ -1,8 +1,24 @@
 """Blender objects → world-space core shapes.
 
-Which shape an object becomes (``resolve_kind``): its own Convex Tools setting when that is not
-AUTO, else its rigid-body collision shape, else the convex hull of its evaluated mesh (modifiers
-applied; curves, text and metaballs through their evaluated mesh).
+What an object becomes (``representation``), first rule that applies:
+
+1. the ``kind`` asked for, or the object's own Convex Tools *Shape* setting, when not AUTO;
+2. its collision proxies (Unreal ``UCX_``/``UBX_``/``USP_``/``UCP_`` objects, Godot ``-colonly``/
+   ``-convcolonly`` objects) or, for a Compound Parent rigid body, its rigid-body children
+   (``proxies``): a ``Compound`` of their convex parts, or a ``TriangleMesh`` of mesh proxies;
+3. a Godot ``-col``/``-convcol`` name suffix on the object itself (mesh / convex hull);
+4. its rigid-body collision shape (Mesh → triangle mesh);
+5. the convex hull of its evaluated mesh (modifiers applied; curves, text and metaballs through
+   their evaluated mesh).
+
+The kinds and what each is for:
+
+    HULL          one convex hull of the evaluated mesh: props, the fastest and most robust
+    BOX ... CONE  primitives fitted like Blender's rigid-body shapes (below)
+    CONVEX_PARTS  one hull per loose part of the evaluated mesh (``Compound``): modular kit
+                  pieces, arches, L-shaped walls built as separate convex pieces
+    MESH          the evaluated triangles (``TriangleMesh``): static concave geometry such as
+                  terrain and room shells; a surface whose front faces look into free space
 
 Primitive sizes follow Blender's rigid-body conventions (source/blender/blenkernel/intern/
 rigidbody.cc, ``rigidbody_validate_sim_shape``): ``size`` is half the object's local bounding
@@ -16,35 +32,45 @@ box, the shape is centred on the object's origin with +Z as its axis, and
     ELLIPSOID  radii = size                         (ours; Blender has no such shape)
     ROUND_BOX  the box of ``size`` with its edges rounded by the object's radius setting
 
-The object's full world matrix then applies, non-uniform scale and shear included. A margin
-(the object's own setting, or a convex-hull rigid body's collision margin when "use margin" is
-on, which Bullet adds around the hull) is a sphere Minkowski-added in world units. Bullet's
-margins on primitives are not modelled: boxes and cylinders keep theirs inside the fitted size
-(the outer surface is the same), and a cone's outer margin (0.04 by default) is left out.
+The object's full world matrix then applies, non-uniform scale and shear included; an instance
+of a collection also gets the instancer's ``placement`` in front of it. A margin (the object's
+own setting, or a convex-hull rigid body's collision margin when "use margin" is on, which
+Bullet adds around the hull) is a sphere Minkowski-added in world units, to every convex part.
+A triangle mesh takes no margin (it is a surface; its faces have no inside to grow), and
+Bullet's margins on primitives are not modelled: boxes and cylinders keep theirs inside the
+fitted size (the outer surface is the same), and a cone's outer margin (0.04 by default) is left
+out.
 
-Hulls are cached by the content of the vertex coordinates: moving an object costs a read of its
-coordinates and a hash, never a rebuild; editing the mesh (or a modifier) changes the hash.
+Hulls, loose-part splits and triangle meshes are cached by the content of the geometry (and a
+triangle mesh, built in world space, by its matrix too): moving an object costs a read of its
+coordinates and a hash, never a rebuild of its hulls.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
 from .core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, MinkowskiSum, RoundBox,
                    Sphere, Transformed)
 
-KINDS = ("AUTO", "HULL", "SPHERE", "CAPSULE", "BOX", "ROUND_BOX", "CYLINDER", "CONE",
-         "ELLIPSOID")
+# Kinds made from the object's own geometry as one convex shape.
+CONVEX_KINDS = ("HULL", "SPHERE", "CAPSULE", "BOX", "ROUND_BOX", "CYLINDER", "CONE", "ELLIPSOID")
+# Kinds made of many convex parts or triangles.
+CONCAVE_KINDS = ("CONVEX_PARTS", "MESH")
+KINDS = ("AUTO",) + CONVEX_KINDS + CONCAVE_KINDS
 
-# Rigid-body collision shapes → our kinds. Triangle meshes and compounds have no convex
-# equivalent; their convex hull is the closest convex shape (documented, not silent: see
-# ``describe``).
+# How a representation made of other objects is named (``Representation.kind``).
+PROXIES = "PROXIES"
+RIGID_COMPOUND = "RIGID_COMPOUND"
+
+# Rigid-body collision shapes → our kinds (Compound is handled apart: its children are parts).
 RIGID_BODY_KINDS = {"BOX": "BOX", "SPHERE": "SPHERE", "CAPSULE": "CAPSULE",
                     "CYLINDER": "CYLINDER", "CONE": "CONE", "CONVEX_HULL": "HULL",
-                    "MESH": "HULL", "COMPOUND": "HULL"}
+                    "MESH": "MESH"}
 
 # Object types that become shapes: those whose evaluated geometry Blender turns into a mesh
 # (``Object.to_mesh``). Every part of the add-on (operators, Level Check, watch, pictures) uses
@@ -58,6 +84,17 @@ HULL_CACHE_SIZE = 4096
 _hulls: "OrderedDict[bytes, Hull]" = OrderedDict()
 # Hulls built so far (a test checks that moving an object builds none).
 hull_builds = 0
+# Loose-part splits kept: content key -> tuple of vertex-index arrays.
+PARTS_CACHE_SIZE = 1024
+_splits: "OrderedDict[bytes, tuple]" = OrderedDict()
+# World-space triangle meshes kept. Few: a 100k-triangle terrain holds tens of megabytes, and
+# building it again costs about half a second (the cache serves the panel, operators, watch).
+MESH_CACHE_SIZE = 4
+_meshes: "OrderedDict[bytes, object]" = OrderedDict()
+
+# Rounds of label hooking in ``loose_parts`` before it finishes with a plain union-find. Each
+# round joins every part with its smallest neighbour, so real meshes need a handful.
+LOOSE_PART_ROUNDS = 64
 
 
 class ConversionError(ValueError):
@@ -89,20 +126,88 @@ def settings_of(obj):
     return getattr(obj, "convex_tools", None)
 
 
-def resolve_kind(obj, kind: str = "AUTO") -> str:
+# --- which representation ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Representation:
+    """What an object is checked as.
+
+    ``kind``: a kind of ``KINDS`` made from the object's own geometry, or ``PROXIES`` /
+    ``RIGID_COMPOUND`` for a shape made of other objects' geometry (``parts``, a list of
+    ``proxies.Part``). ``source`` says which rule chose it, for the panel and reports;
+    ``ignored`` names proxies or children a setting overrides (they still stand in for nothing
+    else).
+    """
+
+    kind: str
+    source: str
+    parts: tuple = ()
+    ignored: str = ""
+
+    @property
+    def concave(self) -> bool:
+        return self.kind in CONCAVE_KINDS or bool(self.parts)
+
+
+def _check_kind(kind):
     if kind not in KINDS:
         raise ConversionError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if kind != "AUTO":
-        return kind
-    settings = settings_of(obj)
-    if settings is not None and settings.kind != "AUTO":
-        return settings.kind
+
+
+def representation(obj, kind: str = "AUTO", proxies=None) -> Representation:
+    """What ``obj`` becomes (see the module docstring). ``proxies``: a ``proxies.ProxyIndex``
+    of the file, made when not given (a scan of every object's name)."""
+    _check_kind(kind)
+    if proxies is None:
+        from .proxies import ProxyIndex
+        proxies = ProxyIndex()
+    parts = tuple(proxies.parts_of(obj))
     rigid = getattr(obj, "rigid_body", None)
+    compound = rigid is not None and rigid.collision_shape == "COMPOUND"
+    settings = settings_of(obj)
+    chosen = kind if kind != "AUTO" else (settings.kind if settings is not None else "AUTO")
+    if chosen != "AUTO":
+        source = "Convex Tools setting" if kind == "AUTO" else "Kind asked for"
+        ignored = ""
+        if parts:
+            ignored = _parts_phrase(parts) + " ignored"
+        return Representation(chosen, source, (), ignored)
+    if parts:
+        if compound:
+            return Representation(RIGID_COMPOUND, "Rigid body", parts)
+        return Representation(PROXIES, _proxy_source(parts), parts)
+    if compound:
+        raise ConversionError(f"'{obj.name}' is a Compound Parent rigid body without rigid-body "
+                              f"children (its compound shape would be empty)")
+    mark = proxies.own_mark(obj)
+    if mark is not None:
+        return Representation(mark.kind, f"Godot {mark.convention} suffix")
     if rigid is not None:
-        return RIGID_BODY_KINDS.get(rigid.collision_shape, "HULL")
-    return "HULL"
+        return Representation(RIGID_BODY_KINDS.get(rigid.collision_shape, "HULL"), "Rigid body")
+    return Representation("HULL", "Evaluated mesh")
 
 
+def resolve_kind(obj, kind: str = "AUTO", proxies=None) -> str:
+    """The kind of ``representation`` (``PROXIES``/``RIGID_COMPOUND`` for other objects')."""
+    return representation(obj, kind, proxies).kind
+
+
+def _proxy_source(parts) -> str:
+    conventions = sorted({p.source for p in parts})
+    engines = {"Unreal" if c.startswith("U") else "Godot" for c in conventions}
+    if len(conventions) == 1:
+        name = conventions[0].rstrip("_") if conventions[0].startswith("U") else conventions[0]
+        noun = "proxies" if len(parts) > 1 else "proxy"
+        return f"{'Godot ' if name.startswith('-') else ''}{name} {noun}"
+    return f"{' and '.join(sorted(engines))} proxies"
+
+
+def _parts_phrase(parts) -> str:
+    if parts[0].source == "rigid body compound":
+        return f"{len(parts)} compound child{'ren' * (len(parts) != 1)}"
+    return _proxy_source(parts)
+
+
+# --- geometry ---------------------------------------------------------------------------------
 def _depsgraph(depsgraph):
     if depsgraph is not None:
         return depsgraph
@@ -110,32 +215,56 @@ def _depsgraph(depsgraph):
     return bpy.context.evaluated_depsgraph_get()
 
 
-def evaluated_coordinates(obj, depsgraph) -> np.ndarray:
-    """(N, 3) local vertex coordinates of the object's evaluated geometry (modifiers applied)."""
+def _require_geometry(obj):
     if obj.type not in GEOMETRY_TYPES:
         raise ConversionError(f"'{obj.name}' is a {obj.type.lower()} object with no geometry")
+
+
+def read_geometry(obj, depsgraph, edges=False, triangles=False):
+    """Local (coordinates (N, 3), edges (E, 2) or None, triangles (T, 3) or None) of the
+    object's evaluated geometry (modifiers applied). An object the depsgraph does not hold (a
+    proxy in no scene, say) gives its original mesh."""
+    _require_geometry(obj)
     evaluated = obj.evaluated_get(depsgraph)
-    if evaluated.type == "MESH":
-        mesh = evaluated.data      # for meshes the evaluated data already has the modifiers
+    owned = evaluated.type != "MESH"
+    # For meshes the evaluated data already has the modifiers; other types go through to_mesh.
+    mesh = evaluated.to_mesh() if owned else evaluated.data
+    try:
+        if mesh is None:
+            return np.empty((0, 3)), None, None
         coords = np.empty(len(mesh.vertices) * 3)
         mesh.vertices.foreach_get("co", coords)
-    else:
-        mesh = evaluated.to_mesh()
-        try:
-            coords = np.empty(len(mesh.vertices) * 3) if mesh is not None else np.empty(0)
-            if mesh is not None:
-                mesh.vertices.foreach_get("co", coords)
-        finally:
+        edge_array = tri_array = None
+        if edges:
+            edge_array = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+            mesh.edges.foreach_get("vertices", edge_array)
+            edge_array = edge_array.reshape(-1, 2)
+        if triangles:
+            tri_array = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
+            mesh.loop_triangles.foreach_get("vertices", tri_array)
+            tri_array = tri_array.reshape(-1, 3)
+        return coords.reshape(-1, 3), edge_array, tri_array
+    finally:
+        if owned:
             evaluated.to_mesh_clear()
+
+
+def evaluated_coordinates(obj, depsgraph) -> np.ndarray:
+    """(N, 3) local vertex coordinates of the object's evaluated geometry (modifiers applied)."""
+    coords = read_geometry(obj, depsgraph)[0]
     if coords.size == 0:
         raise ConversionError(f"'{obj.name}' has no vertices to build a shape from")
-    return coords.reshape(-1, 3)
+    return coords
 
 
 def local_half_size(obj, depsgraph) -> np.ndarray:
     """Half the local bounding box of the evaluated object (Blender's rigid-body ``size``)."""
-    if obj.type not in GEOMETRY_TYPES:
-        raise ConversionError(f"'{obj.name}' is a {obj.type.lower()} object with no geometry")
+    return local_bounds(obj, depsgraph)[1]
+
+
+def local_bounds(obj, depsgraph):
+    """(centre, half size) of the local bounding box of the evaluated object."""
+    _require_geometry(obj)
     evaluated = obj.evaluated_get(depsgraph)
     # An empty mesh has a bounding box of zeros: a primitive fitted to it would be a point at the
     # origin that counts as checked. Refuse it as a hull of no vertices is refused.
@@ -150,31 +279,115 @@ def local_half_size(obj, depsgraph) -> np.ndarray:
     if empty:
         raise ConversionError(f"'{obj.name}' has no vertices to build a shape from")
     corners = np.array([tuple(c) for c in evaluated.bound_box])
-    return 0.5 * (corners.max(axis=0) - corners.min(axis=0))
+    lower, upper = corners.min(axis=0), corners.max(axis=0)
+    return 0.5 * (lower + upper), 0.5 * (upper - lower)
+
+
+def _content_key(*arrays) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+        h.update(b"|")
+    return h.digest()
+
+
+def _remember(cache, key, value, size):
+    cache[key] = value
+    if len(cache) > size:
+        cache.popitem(last=False)
+    return value
+
+
+def _recall(cache, key):
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+    return value
 
 
 def hull_of(coords: np.ndarray) -> Hull:
     """The cached hull of these coordinates (built on first sight of this exact content)."""
     global hull_builds
     key = hashlib.blake2b(np.ascontiguousarray(coords).tobytes(), digest_size=16).digest()
-    hull = _hulls.get(key)
+    hull = _recall(_hulls, key)
     if hull is None:
-        hull = Hull(coords)
+        hull = _remember(_hulls, key, Hull(coords), HULL_CACHE_SIZE)
         hull_builds += 1
-        _hulls[key] = hull
-        if len(_hulls) > HULL_CACHE_SIZE:
-            _hulls.popitem(last=False)
-    else:
-        _hulls.move_to_end(key)
     return hull
 
 
 def clear_cache() -> None:
     _hulls.clear()
+    _splits.clear()
+    _meshes.clear()
+
+
+def loose_parts(n_vertices: int, edges) -> list:
+    """Vertex indices of each loose part (vertices joined by edges, as Blender's Separate by
+    Loose Parts sees them), ordered by their first vertex; a vertex on no edge is a part."""
+    label = np.arange(n_vertices)
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    u, v = edges[:, 0], edges[:, 1]
+    for _ in range(LOOSE_PART_ROUNDS):
+        lu, lv = label[u], label[v]
+        if np.array_equal(lu, lv):
+            break
+        # Hook the larger root of each edge under the smaller, then point every vertex at its
+        # root (pointer jumping); labels only ever decrease, so this ends.
+        np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
+    else:
+        label = _union_find(label, u, v)
+    order = np.argsort(label, kind="stable")
+    cuts = np.flatnonzero(np.diff(label[order])) + 1
+    return np.split(order, cuts)
+
+
+def _union_find(label, u, v):
+    """Finish ``loose_parts`` one edge at a time (for meshes the rounds did not settle)."""
+    parent = label.tolist()
+
+    def root(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in zip(u.tolist(), v.tolist()):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return np.array([root(x) for x in range(len(parent))])
+
+
+def part_hulls(obj, depsgraph) -> tuple:
+    """One cached hull per loose part of the object's evaluated mesh (local coordinates)."""
+    coords, edges, _ = read_geometry(obj, depsgraph, edges=True)
+    if coords.size == 0:
+        raise ConversionError(f"'{obj.name}' has no vertices to build a shape from")
+    key = _content_key(coords, edges)
+    split = _recall(_splits, key)
+    if split is None:
+        split = _remember(_splits, key, tuple(loose_parts(len(coords), edges)), PARTS_CACHE_SIZE)
+    return tuple(hull_of(coords[indices]) for indices in split)
+
+
+def local_triangles(obj, depsgraph):
+    """(coordinates (N, 3), triangles (T, 3)) of the object's evaluated mesh, local frame."""
+    coords, _, tris = read_geometry(obj, depsgraph, triangles=True)
+    if coords.size == 0:
+        raise ConversionError(f"'{obj.name}' has no vertices to build a shape from")
+    if len(tris) == 0:
+        raise ConversionError(f"'{obj.name}' has no faces to make a triangle mesh of")
+    return coords, tris
 
 
 def local_shape(obj, kind: str, depsgraph):
-    """The object's shape in its own (unscaled) local frame, for a resolved ``kind``."""
+    """The object's convex shape in its own (unscaled) local frame, for a convex ``kind``."""
     if kind == "HULL":
         return hull_of(evaluated_coordinates(obj, depsgraph))
     size = local_half_size(obj, depsgraph)
@@ -200,6 +413,9 @@ def local_shape(obj, kind: str, depsgraph):
 
 
 def margin_of(obj, kind: str) -> float:
+    """World-units margin around each convex part of ``obj`` made as ``kind`` (0 for MESH)."""
+    if kind == "MESH":
+        return 0.0
     settings = settings_of(obj)
     margin = float(settings.margin) if settings is not None else 0.0
     rigid = getattr(obj, "rigid_body", None)
@@ -209,40 +425,190 @@ def margin_of(obj, kind: str) -> float:
     return margin
 
 
-def world_matrix(obj) -> np.ndarray:
-    return np.array(obj.matrix_world, dtype=float)
+def world_matrix(obj, placement=None) -> np.ndarray:
+    """The object's world matrix, behind ``placement`` (a collection instance's) if given."""
+    matrix = np.array(obj.matrix_world, dtype=float)
+    return matrix if placement is None else np.asarray(placement, dtype=float) @ matrix
 
 
-def shape_from_object(obj, kind: str = "AUTO", depsgraph=None):
+# --- world shapes ------------------------------------------------------------------------------
+def is_concave(shape) -> bool:
+    """True for a ``Compound`` or ``TriangleMesh`` (a shape made of convex parts, which has no
+    support mapping of its own)."""
+    return callable(getattr(shape, "part_label", None))
+
+
+def shape_from_object(obj, kind: str = "AUTO", depsgraph=None, *, placement=None,
+                      proxies=None):
     """World-space core shape of a Blender object, or of the object of that name (see the module
-    docstring for the rules). ``ValueError`` (``ConversionError``) when it cannot be one."""
+    docstring for the rules): a convex shape, a ``Compound`` or a ``TriangleMesh``.
+    ``placement``: a 4×4 matrix in front of the world matrices (a collection instance's);
+    ``proxies``: a ``proxies.ProxyIndex`` to reuse. ``ValueError`` (``ConversionError``) when
+    the object cannot be one."""
     obj = resolve_object(obj, "obj")
     depsgraph = _depsgraph(depsgraph)
-    resolved = resolve_kind(obj, kind)
+    return shape_of(obj, representation(obj, kind, proxies), depsgraph, placement)
+
+
+def shape_of(obj, rep, depsgraph, placement=None):
+    """The world-space shape of ``obj`` as its ``Representation`` ``rep`` says."""
     try:
-        shape = Transformed(local_shape(obj, resolved, depsgraph), world_matrix(obj))
+        if rep.parts:
+            return _shape_of_parts(obj, rep, depsgraph, placement)
+        if rep.kind == "MESH":
+            return world_mesh([(obj, placement)], depsgraph)
+        parts = own_convex_parts(obj, rep.kind, depsgraph, placement)
+        if rep.kind in CONVEX_KINDS:
+            return parts[0][0]
+        return _compound(parts)
     except ValueError as problem:
         if isinstance(problem, ConversionError):
             raise
-        raise ConversionError(f"'{obj.name}' cannot become a {resolved.lower()}: {problem}") \
-            from None
-    margin = margin_of(obj, resolved)
-    if margin > 0.0:
-        shape = MinkowskiSum(shape, Sphere(margin))
-    return shape
+        raise ConversionError(f"'{obj.name}' cannot become a {_kind_text(rep.kind)}: "
+                              f"{problem}") from None
 
 
-def describe(obj, kind: str = "AUTO") -> str:
-    """One line saying what the object becomes and why (for the panel and reports)."""
-    resolved = resolve_kind(obj, kind)
-    settings = settings_of(obj)
-    if kind != "AUTO" or (settings is not None and settings.kind != "AUTO"):
-        why = "its Convex Tools setting"
-    elif getattr(obj, "rigid_body", None) is not None:
-        shape = obj.rigid_body.collision_shape
-        why = f"its rigid body ({shape.lower()})"
-        if shape in ("MESH", "COMPOUND"):
-            why += ", approximated by its convex hull"
+def _kind_text(kind):
+    return {"PROXIES": "shape of its proxies", "RIGID_COMPOUND": "compound of its children",
+            "MESH": "triangle mesh", "CONVEX_PARTS": "set of convex parts"}.get(
+        kind, kind.replace("_", " ").lower())
+
+
+def own_convex_parts(obj, kind, depsgraph, placement=None, margin=None, label=None,
+                     centred=False) -> list:
+    """[(world-space convex shape, label)] of ``obj``'s own geometry as a convex ``kind`` (one
+    part) or CONVEX_PARTS (one a loose part). ``margin`` overrides the object's own; ``label``
+    names the parts (None: the core's "part 3"); ``centred`` fits a primitive around the centre
+    of the object's bounds rather than its origin (as engines fit a box, sphere or capsule
+    proxy to its mesh)."""
+    matrix = world_matrix(obj, placement)
+    margin = margin_of(obj, kind) if margin is None else margin
+    if kind == "CONVEX_PARTS":
+        locals_ = part_hulls(obj, depsgraph)
     else:
-        why = "its evaluated mesh"
-    return f"{resolved.replace('_', ' ').title()} from {why}"
+        local = local_shape(obj, kind, depsgraph)
+        if centred and kind != "HULL":
+            shift = np.eye(4)
+            shift[:3, 3] = local_bounds(obj, depsgraph)[0]
+            matrix = matrix @ shift
+        locals_ = (local,)
+    out = []
+    for k, local in enumerate(locals_):
+        shape = Transformed(local, matrix)
+        if margin > 0.0:
+            shape = MinkowskiSum(shape, Sphere(margin))
+        name = None if label is None else (label if len(locals_) == 1 else f"{label} part {k}")
+        out.append((shape, name))
+    return out
+
+
+def _compound(parts):
+    from .core import Compound
+
+    names = [n for _, n in parts]
+    return Compound([s for s, _ in parts], None if all(n is None for n in names) else names)
+
+
+def world_mesh(sources, depsgraph):
+    """One world-space ``TriangleMesh`` of the evaluated triangles of ``sources``, a list of
+    (object, placement); cached by content and matrices. Degenerate triangles (zero area, which
+    real meshes have) are left out."""
+    from .core import TriangleMesh
+
+    pieces, key_parts = [], []
+    for obj, placement in sources:
+        coords, tris = local_triangles(obj, depsgraph)
+        matrix = world_matrix(obj, placement)
+        pieces.append((coords, tris, matrix))
+        key_parts += [coords, tris, matrix]
+    key = _content_key(*key_parts)
+    mesh = _recall(_meshes, key)
+    if mesh is None:
+        vertices, triangles, offset = [], [], 0
+        for coords, tris, matrix in pieces:
+            vertices.append(coords @ matrix[:3, :3].T + matrix[:3, 3])
+            # A mirroring matrix turns the winding over; keep the front faces where they were.
+            triangles.append((tris[:, ::-1] if np.linalg.det(matrix[:3, :3]) < 0.0 else tris)
+                             + offset)
+            offset += len(coords)
+        mesh = _remember(_meshes, key, TriangleMesh(np.concatenate(vertices),
+                                                    np.concatenate(triangles),
+                                                    drop_degenerate=True), MESH_CACHE_SIZE)
+    return mesh
+
+
+def _shape_of_parts(obj, rep, depsgraph, placement):
+    """The compound (or triangle mesh) an object's proxies or compound children make."""
+    settings = settings_of(obj)
+    extra = float(settings.margin) if settings is not None else 0.0
+    meshes = [p for p in rep.parts if p.kind == "MESH"]
+    if meshes and len(meshes) != len(rep.parts):
+        names = ", ".join(sorted(p.obj.name for p in rep.parts))
+        raise ConversionError(f"'{obj.name}' mixes mesh and convex collision proxies ({names}); "
+                              f"make them all one or the other")
+    if meshes:
+        return world_mesh([(p.obj, placement) for p in meshes], depsgraph)
+    parts = []
+    for part in rep.parts:
+        try:
+            # Engines fit a proxy's primitive to its mesh; Blender fits a compound child's
+            # around the child's origin, as for any rigid body.
+            parts += own_convex_parts(part.obj, part.kind, depsgraph, placement,
+                                      margin=margin_of(part.obj, part.kind) + extra,
+                                      label=part.obj.name,
+                                      centred=part.source != "rigid body compound")
+        except ValueError as problem:
+            raise ConversionError(f"'{obj.name}': its part '{part.obj.name}' cannot become a "
+                                  f"{_kind_text(part.kind)}: {problem}") from None
+    return _compound(parts)
+
+
+# --- what the panel says ---------------------------------------------------------------------
+_PLURALS = {"box": "boxes", "round box": "round boxes", "child": "children"}
+
+
+def _count(n, noun):
+    return f"{n:,} {noun if n == 1 else _PLURALS.get(noun, noun + 's')}"
+
+
+def _tally(obj, kind, depsgraph, tally):
+    """Add what ``obj``'s own geometry becomes as ``kind`` to ``tally`` (noun -> count)."""
+    if kind == "CONVEX_PARTS":
+        noun, n = "hull", len(part_hulls(obj, depsgraph))
+    elif kind == "MESH":
+        noun, n = "triangle", len(local_triangles(obj, depsgraph)[1])
+    else:
+        noun, n = ("hull" if kind == "HULL" else kind.replace("_", " ").lower()), 1
+    tally[noun] = tally.get(noun, 0) + n
+
+
+def describe(obj, kind: str = "AUTO", depsgraph=None, proxies=None) -> str:
+    """One line saying what the object becomes and why, e.g. "UCX proxies: 3 hulls",
+    "Rigid body: mesh, 1,204 triangles" or "Evaluated mesh: convex hull" (panel, reports)."""
+    try:
+        rep = representation(obj, kind, proxies)
+    except ConversionError as problem:
+        return f"Not checked: {problem}"
+    depsgraph = _depsgraph(depsgraph)
+    tally = {}
+    try:
+        for part_obj, part_kind in ([(p.obj, p.kind) for p in rep.parts] or [(obj, rep.kind)]):
+            _tally(part_obj, part_kind, depsgraph, tally)
+    except ValueError as problem:
+        return f"{rep.source}: {_kind_text(rep.kind)}, which cannot be built: {problem}"
+    what = ", ".join(_count(n, noun) for noun, n in tally.items())
+    if rep.kind == "HULL" and not rep.parts:
+        what = "convex hull"
+    elif rep.kind in ("MESH", "CONVEX_PARTS") or (rep.parts and "triangle" in tally):
+        what = ("mesh, " if "triangle" in tally else "convex parts, ") + what
+    elif not rep.parts:
+        what = rep.kind.replace("_", " ").lower()
+    if rep.kind == RIGID_COMPOUND:
+        text = f"Rigid body: compound of {_count(len(rep.parts), 'child')}, {what}"
+    else:
+        text = f"{rep.source}: {what}"
+    if "triangle" in tally and float(getattr(settings_of(obj), "margin", 0.0) or 0.0) > 0.0:
+        text += " (margin not applied: a triangle mesh is a surface)"
+    if rep.ignored:
+        text += f" ({rep.ignored})"
+    return text

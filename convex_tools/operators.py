@@ -23,6 +23,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProper
 
 from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
+from .proxies import ProxyIndex
 
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
 # {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...), "result": DistanceResult | Contact | ...}.
@@ -40,6 +41,7 @@ class _Query:
 
     bl_options = {'REGISTER'}
     overlay_key = ""
+    _proxies = None      # the file's ProxyIndex, made on the first shape of a run
 
     @classmethod
     def poll(cls, context):
@@ -76,8 +78,11 @@ class _Query:
         return None if None in shapes else (pair, shapes)
 
     def shape(self, obj):
+        # One index of proxies per run of the operator (a scan of every object's name).
+        if getattr(self, "_proxies", None) is None:
+            self._proxies = ProxyIndex()
         try:
-            return shape_from_object(obj)
+            return shape_from_object(obj, proxies=self._proxies)
         except ConversionError as problem:
             self.report({'ERROR'}, str(problem))
             return None
@@ -97,6 +102,26 @@ def _size(*shapes):
     return float(np.linalg.norm(upper - lower))
 
 
+def _names(objs, shapes, result):
+    """The objects' names, each with the part the result names on it: "Arch (part 2)"."""
+    parts = (getattr(result, "part_a", None), getattr(result, "part_b", None))
+    return tuple(obj.name + result_drawings.part_text(shape, part)
+                 for obj, shape, part in zip(objs, shapes, parts))
+
+
+def _add(drawing, more):
+    drawing.lines += more.lines
+    drawing.points += more.points
+    drawing.labels += more.labels
+    return drawing
+
+
+def _with_parts(drawing, shapes, result):
+    """``drawing`` with the outlines of the parts that realised ``result``."""
+    return _add(drawing, result_drawings.parts_drawing(
+        shapes[0], getattr(result, "part_a", None), shapes[1], getattr(result, "part_b", None)))
+
+
 class OBJECT_OT_convex_distance(_Query, bpy.types.Operator):
     """Distance and closest points between the two selected objects"""
 
@@ -111,9 +136,11 @@ class OBJECT_OT_convex_distance(_Query, bpy.types.Operator):
         pair, (a, b) = found
         res = core.distance(a, b)
         _remember("distance", pair, res)
-        text = (f"{pair[0].name} and {pair[1].name} overlap" if res.intersecting else
-                f"Distance {pair[0].name} – {pair[1].name}: {res.distance:.6g}")
-        return self.finish(context, text, result_drawings.distance_drawing(res))
+        names = _names(pair, (a, b), res)
+        text = (f"{names[0]} and {names[1]} overlap" if res.intersecting else
+                f"Distance {names[0]} – {names[1]}: {res.distance:.6g}")
+        return self.finish(context, text, _with_parts(result_drawings.distance_drawing(res),
+                                                      (a, b), res))
 
 
 class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
@@ -141,9 +168,10 @@ class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
         if contact is None:
             overlay.clear(self.overlay_key)
             return self.finish(context, f"{pair[0].name} and {pair[1].name} do not overlap")
-        text = (f"Penetration {pair[0].name} – {pair[1].name}: depth {contact.depth:.6g} "
-                f"({method})")
-        return self.finish(context, text, result_drawings.penetration_drawing(contact))
+        names = _names(pair, (a, b), contact)
+        text = f"Penetration {names[0]} – {names[1]}: depth {contact.depth:.6g} ({method})"
+        return self.finish(context, text, _with_parts(
+            result_drawings.penetration_drawing(contact), (a, b), contact))
 
 
 class OBJECT_OT_convex_contact(_Query, bpy.types.Operator):
@@ -163,10 +191,13 @@ class OBJECT_OT_convex_contact(_Query, bpy.types.Operator):
         if manifold is None:
             overlay.clear(self.overlay_key)
             return self.finish(context, f"{pair[0].name} and {pair[1].name} do not touch")
-        text = (f"Contact {pair[0].name} – {pair[1].name}: {len(manifold.points)} points, "
+        names = _names(pair, (a, b), manifold)
+        text = (f"Contact {names[0]} – {names[1]}: {len(manifold.points)} points, "
                 f"max depth {float(np.max(manifold.depths)):.6g}")
         drawing = result_drawings.manifold_drawing(manifold, 0.1 * _size(a, b))
-        return self.finish(context, text, drawing)
+        for part_a, part_b in (getattr(manifold, "parts", None) or ()):
+            _add(drawing, result_drawings.parts_drawing(a, part_a, b, part_b))
+        return self.finish(context, text, _with_parts(drawing, (a, b), manifold))
 
 
 _AXES = {'X': (1, 0, 0), 'Y': (0, 1, 0), 'Z': (0, 0, 1),
@@ -203,7 +234,7 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
         else:
             direction = np.array(_AXES[axis], dtype=float)
         origin = np.array(context.scene.cursor.location, dtype=float)
-        best, best_obj, shapes = None, None, []
+        best, best_obj, best_shape, shapes = None, None, None, []
         for obj in selected:
             shape = self.shape(obj)
             if shape is None:
@@ -211,13 +242,17 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
             shapes.append(shape)
             hit = core.ray_cast(shape, origin, direction)
             if hit is not None and (best is None or hit.t < best.t):
-                best, best_obj = hit, obj
+                best, best_obj, best_shape = hit, obj, shape
         _remember("ray_cast", [best_obj] if best_obj is not None else [], best)
         length = max(_size(*shapes), 1.0)
         drawing = result_drawings.ray_drawing(origin, direction, best, length)
         if best is None:
             return self.finish(context, "The ray misses every selected object", drawing)
-        return self.finish(context, f"Ray hits {best_obj.name} at t = {best.t:.6g}", drawing)
+        part = getattr(best, "part", None)
+        _add(drawing, result_drawings.parts_drawing(best_shape, part))
+        where = result_drawings.part_text(best_shape, part)
+        return self.finish(context, f"Ray hits {best_obj.name}{where} at t = {best.t:.6g}",
+                           drawing)
 
 
 class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
@@ -259,25 +294,30 @@ class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
         shape_a = self.shape(mover)
         if shape_a is None:
             return {'CANCELLED'}
-        best, best_obj = None, None
+        best, best_obj, best_shape = None, None, None
         for obj in others:
             shape_b = self.shape(obj)
             if shape_b is None:
                 return {'CANCELLED'}
             hit = core.sweep(shape_a, shape_b, translation)
             if hit is not None and (best is None or hit.t < best.t):
-                best, best_obj = hit, obj
+                best, best_obj, best_shape = hit, obj, shape_b
         _remember("sweep", [mover] + ([best_obj] if best_obj is not None else []), best)
         start = np.array(mover.matrix_world.translation)
         drawing = result_drawings.sweep_drawing(shape_a, start, translation, best)
         if best is None:
             return self.finish(context, f"{mover.name} moves freely", drawing)
-        return self.finish(context, f"{mover.name} first touches {best_obj.name} at "
+        # The mover's part is drawn where it touches: moved by the time of impact.
+        moved = result_drawings.moved(shape_a, best.t * translation)
+        _add(drawing, result_drawings.parts_drawing(moved, getattr(best, "part_a", None),
+                                                    best_shape, getattr(best, "part_b", None)))
+        names = _names((mover, best_obj), (shape_a, best_shape), best)
+        return self.finish(context, f"{names[0]} first touches {names[1]} at "
                                     f"t = {best.t:.6g}", drawing)
 
 
 class OBJECT_OT_convex_convert(_Query, bpy.types.Operator):
-    """Show the convex shape each selected object becomes, as a wireframe"""
+    """Show the shape each selected object becomes (hull, primitive, convex parts, triangle mesh or its proxies), as a wireframe"""
 
     bl_idname = "object.convex_convert"
     bl_label = "Show Convex Shapes"
@@ -295,7 +335,7 @@ class OBJECT_OT_convex_convert(_Query, bpy.types.Operator):
             if shape is None:
                 return {'CANCELLED'}
             drawing.wire(result_drawings.shape_wire(shape), "wire")
-            lines.append(f"{obj.name}: {describe(obj)}")
+            lines.append(f"{obj.name}: {describe(obj, proxies=self._proxies)}")
         return self.finish(context, "; ".join(lines), drawing)
 
 
@@ -481,7 +521,8 @@ class OBJECT_OT_convex_check_level(bpy.types.Operator):
 
     def _finish(self, context, run, findings, cancelled=False):
         summary = level_check.summary_text(findings, len(run.shapes), complete=not cancelled)
-        level_check.store_findings(context.scene, findings, summary, complete=not cancelled)
+        level_check.store_findings(context.scene, findings, summary, complete=not cancelled,
+                                   outlines=run.outlines(findings))
         for name, reason in run.skipped:
             self.report({'WARNING'}, f"Skipped {name}: {reason}")
         if cancelled:
@@ -537,8 +578,11 @@ class OBJECT_OT_convex_select_offending(bpy.types.Operator):
             obj.select_set(False)
         names = sorted({n for item in _level_settings(context).findings
                         for n in (item.object_a, item.object_b)})
-        selected = [bpy.data.objects[n] for n in names
-                    if n in bpy.data.objects and n in view_layer.objects]
+        selected = []
+        for name in names:
+            obj = level_check.object_named(name)
+            if obj is not None and obj.name in view_layer.objects and obj not in selected:
+                selected.append(obj)
         for obj in selected:
             obj.select_set(True)
         if selected:

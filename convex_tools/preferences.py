@@ -14,6 +14,7 @@ DEFAULT_COLORS = {
     "hit": (1.00, 0.30, 0.90, 1.0),          # ray hit points
     "ghost": (0.55, 0.75, 1.00, 0.6),        # swept object at the time of impact
     "wire": (0.15, 0.85, 0.90, 1.0),         # shape wireframes
+    "part": (0.70, 0.45, 1.00, 1.0),         # parts of a compound or mesh a result is about
     "overlap": (0.95, 0.08, 0.05, 1.0),      # level check: overlaps
     "too_close": (1.00, 0.55, 0.00, 1.0),    # level check: clearance violations
 }
@@ -41,6 +42,7 @@ class ConvexToolsPreferences(bpy.types.AddonPreferences):
     color_hit: _color("hit")
     color_ghost: _color("ghost")
     color_wire: _color("wire")
+    color_part: _color("part")
     color_overlap: _color("overlap")
     color_too_close: _color("too_close")
 

@@ -13,7 +13,9 @@ from . import level_check
 from .core.level import OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, Finding
 
 KIND_ITEMS = [
-    ('AUTO', "Auto", "Rigid-body collision shape if any, else the convex hull of the mesh"),
+    ('AUTO', "Auto", "Collision proxies (UCX_, UBX_, USP_, UCP_, -colonly...) or compound "
+                     "rigid-body children if any, else the rigid-body collision shape, else the "
+                     "convex hull of the mesh"),
     ('HULL', "Convex Hull", "Convex hull of the evaluated mesh (modifiers applied)"),
     ('SPHERE', "Sphere", "Sphere fitted to the bounds (rigid-body convention)"),
     ('CAPSULE', "Capsule", "Capsule along local Z fitted to the bounds"),
@@ -22,6 +24,10 @@ KIND_ITEMS = [
     ('CYLINDER', "Cylinder", "Cylinder along local Z fitted to the bounds"),
     ('CONE', "Cone", "Cone along local Z (apex at +Z) fitted to the bounds"),
     ('ELLIPSOID', "Ellipsoid", "Ellipsoid of the bounds"),
+    ('CONVEX_PARTS', "Convex Parts", "One convex hull per loose part of the evaluated mesh "
+                                     "(modular kit pieces, arches, L-shaped walls)"),
+    ('MESH', "Triangle Mesh", "The evaluated triangles as a surface (static concave geometry: "
+                              "terrain, room shells); its front faces look into free space"),
 ]
 
 QUERY_ITEMS = [
@@ -43,7 +49,7 @@ def _watch_changed(self, context):
 
 class ConvexShapeSettings(bpy.types.PropertyGroup):
     kind: EnumProperty(name="Shape", items=KIND_ITEMS, default='AUTO',
-                       description="What convex shape this object is for Convex Tools")
+                       description="What shape this object is for Convex Tools")
     margin: FloatProperty(name="Margin", min=0.0, default=0.0, unit='LENGTH', precision=4,
                           description="Extra radius added around the shape (world units)")
     round_radius: FloatProperty(name="Round Radius", min=0.0, default=0.1, unit='LENGTH',
@@ -94,6 +100,9 @@ class ConvexLevelFinding(bpy.types.PropertyGroup):
 
     object_a: StringProperty(name="Object A")
     object_b: StringProperty(name="Object B")
+    part_a: StringProperty(name="Part A", description="The part of A involved (a compound's "
+                                                      "part or a mesh's triangle), if any")
+    part_b: StringProperty(name="Part B", description="The part of B involved, if any")
     kind: EnumProperty(name="Kind", items=FINDING_KINDS)
     distance: FloatProperty(name="Distance", unit='LENGTH',
                             description="Gap between the objects; negative: overlap depth")
@@ -103,7 +112,8 @@ class ConvexLevelFinding(bpy.types.PropertyGroup):
 
     def to_finding(self) -> Finding:
         return Finding(self.object_a, self.object_b, self.kind, self.distance,
-                       np.array(self.point_a), np.array(self.point_b), self.clearance)
+                       np.array(self.point_a), np.array(self.point_b), self.clearance,
+                       self.part_a or None, self.part_b or None)
 
 
 def _on_active_finding(self, context):

@@ -3,7 +3,7 @@ watch list, and the Level Check with its list of findings."""
 
 import bpy
 
-from . import operators
+from . import level_check, operators, proxies
 from .core.level import OVERLAP
 from .objects import GEOMETRY_TYPES, describe
 
@@ -61,7 +61,8 @@ class VIEW3D_PT_convex_tools(bpy.types.Panel):
             sub = row.row()
             sub.active = shape.use_clearance
             sub.prop(shape, "clearance")
-            box.label(text=describe(obj))
+            box.label(text=describe(obj, depsgraph=context.evaluated_depsgraph_get(),
+                                    proxies=proxies.cached_index()))
         else:
             box.label(text="Select a mesh object for its shape settings")
 
@@ -104,7 +105,7 @@ class CONVEX_UL_level_findings(bpy.types.UIList):
         size = f"{-item.distance:.3f} deep" if overlap else \
             f"{max(item.distance, 0.0):.3f} < {item.clearance:.3f}"
         row = layout.row(align=True)
-        row.label(text=f"{item.object_a} / {item.object_b}", icon=icon)
+        row.label(text=level_check.pair_text(item), icon=icon)
         row.label(text=size)
         op = row.operator(operators.OBJECT_OT_convex_select_finding.bl_idname, text="",
                           icon='ZOOM_SELECTED', emboss=False)
@@ -116,7 +117,7 @@ class CONVEX_UL_level_findings(bpy.types.UIList):
         if self.filter_name:
             pattern = self.filter_name.lower()
             flags = [self.bitflag_filter_item if pattern in
-                     f"{i.object_a} {i.object_b}".lower() else 0 for i in items]
+                     level_check.pair_text(i).lower() else 0 for i in items]
         return flags, []
 
 

@@ -234,7 +234,7 @@ def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
 
 def installed():
     """Everything registration puts into Blender, as (description, present) pairs."""
-    from convex_tools import cli, level_check, overlay, ui, watch
+    from convex_tools import cli, level_check, overlay, proxies, ui, watch
     return [
         ("Object.convex_tools", hasattr(bpy.types.Object, "convex_tools")),
         ("Scene.convex_tools", hasattr(bpy.types.Scene, "convex_tools")),
@@ -243,6 +243,7 @@ def installed():
         ("depsgraph handler", watch._on_depsgraph_update in
          bpy.app.handlers.depsgraph_update_post),
         ("load_post handler", level_check._show_findings_on_load in bpy.app.handlers.load_post),
+        ("proxy index handler", proxies.forget in bpy.app.handlers.depsgraph_update_post),
         ("Object menu entry", ui._object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()),
         ("-c convex_tools command", cli._command_handle is not None),
         *((cls.__name__, cls.is_registered) for cls in convex_tools_classes()),

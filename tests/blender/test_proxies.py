@@ -1,0 +1,174 @@
+"""Collision proxies by name (Unreal UCX_/UBX_/USP_/UCP_, Godot -col/-colonly/-convcol/
+-convcolonly) and Compound Parent rigid bodies: an object with proxies is checked through them,
+and the proxies are not checked as objects of their own."""
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from convex_tools import api, level_check, objects  # noqa: E402
+from convex_tools.core.level import OVERLAP, TOO_CLOSE, Stats  # noqa: E402
+from convex_tools.proxies import ProxyIndex, parse_name  # noqa: E402
+
+from bpy_helpers import boxes, rigid  # noqa: E402
+
+
+# --- names --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, convention, kind, owners", [
+    ("UCX_Crate", "UCX_", "CONVEX_PARTS", ("Crate",)),
+    ("UCX_Crate_01", "UCX_", "CONVEX_PARTS", ("Crate_01", "Crate")),
+    ("ucx_Crate_7", "UCX_", "CONVEX_PARTS", ("Crate_7", "Crate")),
+    ("UBX_Door_02", "UBX_", "BOX", ("Door_02", "Door")),
+    ("USP_Ball", "USP_", "SPHERE", ("Ball",)),
+    ("UCP_Guard_1", "UCP_", "CAPSULE", ("Guard_1", "Guard")),
+    # A Blender duplicate of an asset and its proxies: the suffix goes to the owner's name.
+    ("UCX_Crate_01.001", "UCX_", "CONVEX_PARTS", ("Crate_01.001", "Crate.001")),
+    ("Wall-colonly", "-colonly", "MESH", ("Wall",)),
+    ("Wall$ColOnly", "-colonly", "MESH", ("Wall",)),
+    ("Wall_convcolonly", "-convcolonly", "HULL", ("Wall",)),
+    ("Wall-colonly.003", "-colonly", "MESH", ("Wall.003",)),
+    ("Terrain-col", "-col", "MESH", ()),
+    ("Rock_convcol", "-convcol", "HULL", ()),
+])
+def test_proxy_names_say_what_they_are_and_whose(name, convention, kind, owners):
+    parsed = parse_name(name)
+    assert (parsed.convention, parsed.kind, parsed.owners) == (convention, kind, owners)
+
+
+@pytest.mark.parametrize("name", ["Crate", "UCX_", "UCXCrate", "Protocol", "-col", "Cube.001",
+                                  "Wallcol", "Wall-collider"])
+def test_ordinary_names_are_not_proxies(name):
+    assert parse_name(name) is None
+
+
+# --- scenes -------------------------------------------------------------------------------------
+@pytest.fixture
+def table(addon):
+    """A table (top 2 × 1 at z 0.9–1.0 on four 0.1 m legs) with a crate under its top: the
+    convex hull of the table's mesh swallows the crate, its UCX proxies do not."""
+    legs = [((x, y, 0.0), (x + 0.1, y + 0.1, 0.9)) for x in (-1.0, 0.9) for y in (-0.5, 0.4)]
+    top = ((-1.0, -0.5, 0.9), (1.0, 0.5, 1.0))
+    visual = boxes("Table", [top] + legs)
+    proxy_top = boxes("UCX_Table_01", [top])
+    proxy_legs = boxes("UCX_Table_02", legs)
+    for proxy in (proxy_top, proxy_legs):
+        proxy.parent = visual
+        proxy.hide_set(True)        # as artists keep them: hidden, still the collision
+    crate = boxes("Crate", [((-0.3, -0.3, 0.0), (0.3, 0.3, 0.6))])   # 0.3 under the top
+    bpy.context.view_layer.update()
+    return visual, proxy_top, proxy_legs, crate
+
+
+def test_ucx_proxies_replace_their_object(table):
+    visual, proxy_top, proxy_legs, crate = table
+    shape = api.shape_from_object(visual)
+    # One hull per proxy, and one per loose part of a proxy: the top, then the four legs.
+    assert list(shape.names) == ["UCX_Table_01", "UCX_Table_02 part 0", "UCX_Table_02 part 1",
+                                 "UCX_Table_02 part 2", "UCX_Table_02 part 3"]
+    assert api.distance(visual, crate).distance == pytest.approx(0.3)   # crate top to table top
+    stats = Stats()
+    assert level_check.check_scene(stats=stats) == []
+    assert stats.objects == 2          # the table and the crate; the proxies are the table
+    # Without the proxies the table is its hull, which holds the crate.
+    visual.convex_tools.kind = 'HULL'
+    (f,) = level_check.check_scene()
+    assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Table")
+
+
+def test_a_finding_on_a_proxied_object_names_the_proxy_part(table):
+    visual, proxy_top, proxy_legs, crate = table
+    (f,) = level_check.check_scene(clearance=0.35)
+    assert (f.kind, f.object_a, f.object_b) == (TOO_CLOSE, "Crate", "Table")
+    assert f.distance == pytest.approx(0.3) and f.part_b == "UCX_Table_01"
+
+
+def test_a_selected_proxy_stands_for_its_owner(table):
+    visual, proxy_top, proxy_legs, crate = table
+    level_run = level_check.LevelRun([proxy_legs, crate], clearance=0.35)
+    assert [e.name for e in level_run.pending] == ["Table", "Crate"]
+
+
+def test_the_panel_says_which_representation_an_object_uses(table):
+    visual, proxy_top, proxy_legs, crate = table
+    assert objects.describe(visual) == "UCX proxies: 5 hulls"
+    assert objects.describe(crate) == "Evaluated mesh: convex hull"
+    visual.convex_tools.kind = 'BOX'
+    assert objects.describe(visual) == "Convex Tools setting: box (UCX proxies ignored)"
+
+
+def test_an_unreal_proxy_without_its_object_is_skipped_with_the_reason(addon):
+    boxes("UCX_Gone_01", [((0, 0, 0), (1, 1, 1))])
+    boxes("Crate", [((0.5, 0, 0), (1.5, 1, 1))])
+    stats = Stats()
+    assert level_check.check_scene(stats=stats) == []
+    assert stats.objects == 1
+    ((name, reason),) = stats.skipped_objects
+    assert name == "UCX_Gone_01" and "collision proxy of 'Gone'" in reason
+
+
+def test_box_sphere_and_capsule_proxies_are_fitted_to_the_proxy_object(addon):
+    # Fitted to each proxy's mesh (its bounds' centre and size), wherever its origin is.
+    owner = boxes("Guard", [((-5, -5, 0), (5, 5, 1))])          # its own mesh is not used
+    boxes("UBX_Guard_01", [((-1, -1, 0), (1, 1, 1))])
+    boxes("USP_Guard_02", [((3, -1, -1), (5, 1, 1))])             # sphere of radius 1 at x 4
+    boxes("UCP_Guard_03", [((-4.5, -0.5, 0), (-3.5, 0.5, 3))])    # capsule r 0.5, 3 tall
+    bpy.context.view_layer.update()
+    shape = api.shape_from_object(owner)
+    assert list(shape.names) == ["UBX_Guard_01", "UCP_Guard_03", "USP_Guard_02"]
+    # Farthest points along +x, +z and -x: the sphere's, the capsule's top, the capsule's side.
+    box, capsule, sphere = (shape.part(i) for i in range(3))
+    np.testing.assert_allclose(box.support([1, 1, 1]), [1, 1, 1], atol=1e-12)
+    np.testing.assert_allclose(sphere.support([1, 0, 0]), [5, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(capsule.support([0, 0, 1]), [-4, 0, 3], atol=1e-12)
+    np.testing.assert_allclose(capsule.support([-1, 0, 0])[0], -4.5, atol=1e-12)
+
+
+def test_godot_colonly_stands_in_as_a_mesh_and_suffixes_mark_objects_themselves(addon):
+    wall = boxes("Wall", [((0, 0, 0), (4, 0.2, 3))])
+    collision = boxes("Wall-colonly", [((0, 0, 0), (4, 0.2, 3))])
+    ground = boxes("Ground-col", [((-10, -10, -1), (10, 10, 0))])
+    rock = boxes("Rock_convcol", [((5, 5, 0), (6, 6, 1)), ((7, 5, 0), (8, 6, 1))])
+    lone = boxes("Cliff-colonly", [((20, 0, 0), (21, 1, 1))])
+    bpy.context.view_layer.update()
+    index = ProxyIndex()
+    assert index.owner_of(collision) == wall
+    assert objects.describe(wall, proxies=index) == "Godot -colonly proxy: mesh, 12 triangles"
+    assert objects.describe(ground, proxies=index) == "Godot -col suffix: mesh, 12 triangles"
+    assert objects.describe(rock, proxies=index) == "Godot -convcol suffix: convex hull"
+    # An owner-less -colonly is collision of its own.
+    assert objects.describe(lone, proxies=index) == "Godot -colonly suffix: mesh, 12 triangles"
+    stats = Stats()
+    level_check.check_scene(stats=stats)
+    assert stats.objects == 4          # Wall (through Wall-colonly), Ground-col, Rock, Cliff
+
+
+# --- Compound Parent rigid bodies ----------------------------------------------------------------
+def test_a_compound_parent_is_made_of_its_rigid_body_children(addon):
+    # The parent's own mesh (a big block) is not part of its compound, as in Blender.
+    parent = rigid(boxes("Bench", [((-2, -1, 0), (2, 1, 1))]), 'COMPOUND')
+    legs = []
+    for name, x in (("LegL", -1.25), ("LegR", 1.25)):
+        # Blender fits a rigid body's box around its origin: the legs have theirs at the centre.
+        leg = rigid(boxes(name, [((-0.25, -0.25, -0.5), (0.25, 0.25, 0.5))],
+                          location=(x, 0, 0.5)), 'BOX')
+        leg.parent = parent
+        legs.append(leg)
+    ball = boxes("Ball", [((-0.4, -0.4, 0), (0.4, 0.4, 0.8))])     # between the legs
+    bpy.context.view_layer.update()
+    shape = api.shape_from_object(parent)
+    assert list(shape.names) == ["LegL", "LegR"]
+    assert objects.describe(parent) == "Rigid body: compound of 2 children, 2 boxes"
+    assert api.distance(parent, ball).distance == pytest.approx(0.6)   # 1.0 - 0.4 each side
+    stats = Stats()
+    assert level_check.check_scene(stats=stats) == []
+    assert stats.objects == 2          # the bench and the ball; the legs are the bench
+
+
+def test_a_compound_parent_without_children_is_skipped_with_the_reason(addon):
+    rigid(boxes("Lonely", [((0, 0, 0), (1, 1, 1))]), 'COMPOUND')
+    boxes("Crate", [((0.5, 0, 0), (1.5, 1, 1))])
+    stats = Stats()
+    assert level_check.check_scene(stats=stats) == []
+    ((name, reason),) = stats.skipped_objects
+    assert name == "Lonely" and "without rigid-body children" in reason
