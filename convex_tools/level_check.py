@@ -38,8 +38,8 @@ from .core import level as core_level
 from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
                          LevelCheck, Stats, report_csv, report_json, report_table)
 from . import instances
-from .objects import (GEOMETRY_TYPES, ConversionError, is_concave, margin_of,
-                      representation, resolve_object, shape_from_object, world_matrix)
+from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
+                      world_matrix)
 from .proxies import ProxyIndex
 from .result_drawings import part_for_label, shape_wire
 
@@ -451,7 +451,7 @@ class SharedShapes:
 
     def __init__(self, enabled=True, proxies=None):
         self.enabled = enabled
-        self.proxies = proxies   # the file's ProxyIndex (made by shape_from_object if None)
+        self.proxies = proxies   # the file's ProxyIndex (made on first need if None)
         self._local = {}     # content key -> (inner shape, X) with shape = Transformed(inner, M X)
         self.made = 0        # shapes made by shape_from_object
         self.reused = 0      # shapes moved from another instance
@@ -495,26 +495,32 @@ class SharedShapes:
             return None
         if obj.parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
             return None
-        try:
-            rep = representation(obj, proxies=self.proxies)
-        except ConversionError:
-            return None                  # shape_from_object says why
-        # Proxies and compound children bring other objects' data and matrices; margins on
-        # concave parts do not move with a stretching matrix.
-        if rep.parts or (rep.concave and margin_of(obj, rep.kind) > 0.0):
+        if self.proxies is None:       # one index for all the objects this cache sees
+            self.proxies = ProxyIndex()
+        # Proxies and compound children bring other objects' data and matrices (a childless
+        # compound parent is refused by shape_from_object); margins on convex parts do not move
+        # with a stretching matrix as a compound does.
+        if self.proxies.has_parts(obj.name):
             return None
+        rigid = obj.rigid_body
+        if rigid is not None and rigid.collision_shape == 'COMPOUND':
+            return None
+        settings = settings_of(obj)
+        if settings is not None and settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
+            return None
+        mark = self.proxies.own_mark(obj)     # a Godot suffix chooses the kind by name
         try:
             modifiers = []
             for mod in obj.modifiers:
                 if mod.type not in SHAREABLE_MODIFIERS:
                     return None
                 modifiers.append((mod.type, _rna_key(mod)))
-            rigid_body = _rna_key(obj.rigid_body) if obj.rigid_body is not None else None
+            rigid_body = _rna_key(rigid) if rigid is not None else None
         except _Unshareable:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
         return (obj.type, obj.data.as_pointer(), tuple(modifiers), groups, rigid_body,
-                _id_properties(obj, "convex_tools"), rep.kind)
+                _id_properties(obj, "convex_tools"), mark.kind if mark is not None else None)
 
 
 def _stretch(obj):
@@ -745,7 +751,8 @@ def findings_legend(findings) -> list:
     """Legend rows (colour role, meaning) of a findings picture, with the count of each kind."""
     overlaps = sum(f.kind == OVERLAP for f in findings)
     close = len(findings) - overlaps
-    return [(OVERLAP, f"overlap ({overlaps}): arrow = depth vector, box = object involved"),
+    return [(OVERLAP, f"overlap ({overlaps}): arrow = depth vector, box or outline = object "
+                      f"or part involved"),
             (TOO_CLOSE, f"too close ({close}): line = gap, smaller than the clearance needed")]
 
 

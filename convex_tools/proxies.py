@@ -76,6 +76,8 @@ class ProxyName:
 
 def parse_name(name: str):
     """The ``ProxyName`` of an object called ``name``, or None for an ordinary name."""
+    if name[:4].upper() not in UNREAL_PREFIXES and "col" not in name.lower():
+        return None           # most names: no prefix, no suffix (a level has thousands)
     base, duplicate = name, ""
     match = _DUPLICATE.match(name)
     if match:
@@ -124,17 +126,23 @@ class ProxyIndex:
             from .objects import GEOMETRY_TYPES
             geometry_types = GEOMETRY_TYPES
         objects = list(objects)
-        by_name = {o.name: o for o in objects}
+        by_name = {}
+        named, rigid_children = [], []
+        for obj in objects:          # one pass reading each object's name, type, rigid body
+            name = obj.name
+            by_name[name] = obj
+            if obj.type not in geometry_types:
+                continue
+            parsed = parse_name(name)
+            if parsed is not None:
+                named.append((obj, parsed))
+            if obj.rigid_body is not None and obj.parent is not None:
+                rigid_children.append(obj)
         self._parts: dict = {}
         self._owner: dict = {}
         self._marks: dict = {}
         self.orphans: dict = {}
-        for obj in objects:
-            if obj.type not in geometry_types:
-                continue
-            parsed = parse_name(obj.name)
-            if parsed is None:
-                continue
+        for obj, parsed in named:
             if not parsed.stands_in:
                 self._marks[obj.name] = parsed
                 continue
@@ -149,10 +157,10 @@ class ProxyIndex:
                 self.orphans[obj.name] = (
                     f"{parsed.convention} collision proxy of '{parsed.owners[-1]}', which is "
                     f"not a mesh-like object of this file (the engine would drop it)")
-        for obj in objects:
-            rigid = getattr(obj, "rigid_body", None)
-            if rigid is None or obj.type not in geometry_types or obj.name in self._owner:
+        for obj in rigid_children:
+            if obj.name in self._owner:
                 continue
+            rigid = obj.rigid_body
             parent = _compound_parent(obj)
             if parent is None:
                 continue
@@ -180,6 +188,10 @@ class ProxyIndex:
 
     def is_part(self, obj) -> bool:
         return obj.name in self._owner
+
+    def has_parts(self, name: str) -> bool:
+        """Whether the object called ``name`` is checked through proxies or children."""
+        return name in self._parts
 
     def __len__(self) -> int:
         return len(self._owner)

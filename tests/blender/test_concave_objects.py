@@ -218,3 +218,33 @@ def test_watch_measures_a_compound_pair_as_it_moves(arch_and_pillar):
     bpy.context.view_layer.update()
     watch.refresh(bpy.context.scene)
     assert item.result == "d = 0.2 (- / part 1)"
+
+
+# --- loose parts ------------------------------------------------------------------------------
+def _parts_by_brute_force(n, edges):
+    """Connected components by repeated merging of sets (slow and obvious)."""
+    groups = [{v} for v in range(n)]
+    for a, b in edges:
+        ga = next(g for g in groups if a in g)
+        gb = next(g for g in groups if b in g)
+        if ga is not gb:
+            groups.remove(gb)
+            ga |= gb
+    return sorted(sorted(g) for g in groups)
+
+
+@pytest.mark.parametrize("rounds", [objects.LOOSE_PART_ROUNDS, 1])
+def test_loose_parts_are_the_connected_components_of_the_edges(rounds, monkeypatch):
+    # Shuffled chains, a star, isolated vertices; with one round the union-find finishes.
+    monkeypatch.setattr(objects, "LOOSE_PART_ROUNDS", rounds)
+    rng = np.random.default_rng(5)
+    n = 200
+    order = rng.permutation(n)
+    edges = [(order[k], order[k + 1]) for k in range(0, 80)]          # one long chain
+    edges += [(order[100], order[k]) for k in range(101, 140)]        # a star
+    edges += [(order[k], order[k + 1]) for k in range(150, 170, 2)]   # ten pairs
+    rng.shuffle(edges)
+    found = objects.loose_parts(n, np.array(edges))
+    assert sorted(sorted(p.tolist()) for p in found) == _parts_by_brute_force(n, edges)
+    # Ordered by their first vertex, which makes part numbers stable.
+    assert [int(p.min()) for p in found] == sorted(int(p.min()) for p in found)
