@@ -457,7 +457,9 @@ def _picture(args, findings, level_run, scene) -> str:
             reserve = picture.legend_height(LEGEND_ROWS) / height
             camera = temporary = framing_camera(scene, *_level_box(level_run), width / height,
                                                 top_reserve=reserve)
-        overlay.show(level_check.OVERLAY_KEY, level_check.findings_drawing(findings))
+        # Each finding outlines what touches: the part of a compound or mesh, else the box.
+        overlay.show(level_check.OVERLAY_KEY, level_check.findings_drawing(
+            findings, outlines=level_run.outlines(findings)))
         picture.render_picture(path, scene=scene, camera=camera, width=width, height=height,
                                keys=[level_check.OVERLAY_KEY],
                                legend=level_check.findings_legend(findings))

@@ -37,6 +37,10 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 CELL = 2.5            # grid spacing of the props (m); a lone prop fits in a 1.5 m circle
+SET_PIECES = ("a terrain, a room shell, an arch, a table with UCX collision proxies, a shelf "
+              "unit instanced 3 times")
+SET_PIECES_GAP = 3.5  # from the last row of props to the strip of concave set pieces (m)
+SET_PIECES_DEPTH = 12.5  # depth of that strip (m)
 GRID = (18, 16)       # cells along x and y
 SCENARIO_EVERY = 9    # one cell in 9 holds a planted pair instead of a lone prop
 CLEARANCE = 0.05      # the demo's clearance (m)
@@ -296,6 +300,170 @@ class LevelBuilder:
             b = self.rigid("CONVEX_HULL", x + 0.25, y, 0.9)
             self.expect("overlap", a, b)
 
+    # --- concave set pieces (issue 11) -------------------------------------------------------
+    def mesh_of_boxes(self, name, extents):
+        """A mesh of axis-aligned boxes ((x0, y0, z0), (x1, y1, z1)), each a loose part."""
+        bpy = self.bpy
+        vertices, faces = [], []
+        for lower, upper in extents:
+            base = len(vertices)
+            vertices += [((upper if k & 4 else lower)[0], (upper if k & 2 else lower)[1],
+                          (upper if k & 1 else lower)[2]) for k in range(8)]
+            faces += [tuple(base + i for i in face) for face in _BOX_FACES]
+        mesh = bpy.data.meshes.new(name)
+        mesh.from_pydata(vertices, [], faces)
+        mesh.update()
+        self.meshes[name] = mesh
+        return name
+
+    def set_piece(self, name, mesh, location=(0.0, 0.0, 0.0), kind=None, clearance=None,
+                  collection=None):
+        """An object with a fixed name (set pieces are referred to by name)."""
+        obj = self.bpy.data.objects.new(name, self.meshes[mesh])
+        obj.location = location
+        (collection or self.pieces).objects.link(obj)
+        if kind is not None:
+            obj.convex_tools.kind = kind
+        if clearance is not None:
+            obj["convex_clearance"] = float(clearance)
+        return obj
+
+    def terrain(self, x0, y0, size=(14.0, 12.0), cell=0.25):
+        """Rolling terrain (a triangle mesh) with three crates resting on it and one sunk 0.1
+        into it. Each crate stands on a pad: the heights of the vertices around it are levelled,
+        so that the ground under it is flat and its resting height exact."""
+        import numpy as np
+
+        nx, ny = int(round(size[0] / cell)), int(round(size[1] / cell))
+        gx, gy = np.meshgrid(np.arange(nx + 1) * cell, np.arange(ny + 1) * cell)
+        height = 0.3 + 0.25 * np.sin(0.9 * gx) * np.cos(0.7 * gy)
+        crate = 0.8
+        pads = [(2.0, 3.0, 0.0), (6.0, 8.0, 0.0), (10.0, 4.0, 0.0), (11.0, 9.5, 0.1)]
+        reach = crate / 2 + 0.35          # levelled half width: the crate's and a margin
+        for px, py, _ in pads:
+            around = (np.abs(gx - px) <= reach + 1e-9) & (np.abs(gy - py) <= reach + 1e-9)
+            height[around] = height[int(round(py / cell)), int(round(px / cell))]
+        vertices = np.stack([gx.ravel(), gy.ravel(), height.ravel()], axis=1)
+        n = nx + 1
+        faces = [(j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i)
+                 for j in range(ny) for i in range(nx)]
+        mesh = self.bpy.data.meshes.new("terrain")
+        mesh.from_pydata([tuple(v) for v in vertices.tolist()], [], faces)
+        mesh.update()
+        self.meshes["terrain"] = mesh
+        ground = self.set_piece("Terrain", "terrain", (x0, y0, 0.0), kind='MESH', clearance=0.0)
+        for px, py, sunk in pads:
+            top = float(height[int(round(py / cell)), int(round(px / cell))])
+            obj = self.crate(x0 + px, y0 + py, crate, z=top + crate / 2 - sunk)
+            if sunk:
+                self.expect("overlap", obj, ground)
+        return ground
+
+    def room(self, x0, y0, size=(8.0, 8.0), wall=0.2, height=2.4):
+        """A room shell (a floor slab and four walls, no ceiling: one closed surface, a
+        triangle mesh) with two crates on its floor and a barrel pushed 0.15 into its east
+        wall."""
+        import numpy as np
+
+        sx, sy = size
+        slab, top = wall, wall + height
+        inner = [(wall, wall), (sx - wall, wall), (sx - wall, sy - wall), (wall, sy - wall)]
+        outer = [(0.0, 0.0), (sx, 0.0), (sx, sy), (0.0, sy)]
+        vertices = ([(x, y, slab) for x, y in inner] + [(x, y, top) for x, y in inner]
+                    + [(x, y, 0.0) for x, y in outer] + [(x, y, top) for x, y in outer])
+        floor_, rim, base, crown = 0, 4, 8, 12     # first index of each ring of four
+        centre = np.array([sx / 2, sy / 2, 0.0])
+        faces = [((base, base + 1, base + 2, base + 3), (0, 0, -1)),     # underside
+                 ((floor_, floor_ + 1, floor_ + 2, floor_ + 3), (0, 0, 1))]   # the room's floor
+        for k in range(4):
+            n = (k + 1) % 4
+            side = np.array([*(np.add(outer[k], outer[n]) / 2), 0.0]) - centre
+            faces += [((base + k, base + n, crown + n, crown + k), side),     # outside
+                      ((crown + k, crown + n, rim + n, rim + k), (0, 0, 1)),   # top of the wall
+                      ((floor_ + k, floor_ + n, rim + n, rim + k), -side)]    # inside, facing in
+        mesh = self.bpy.data.meshes.new("room")
+        mesh.from_pydata(vertices, [], [_facing(vertices, quad, normal) for quad, normal in faces])
+        mesh.update()
+        self.meshes["room"] = mesh
+        shell = self.set_piece("Room", "room", (x0, y0, 0.0), kind='MESH', clearance=0.0)
+        self.crate(x0 + 2.0, y0 + 2.0, 1.0, z=slab + 0.5)
+        self.crate(x0 + 2.0, y0 + 3.0, 1.0, z=slab + 0.5)    # side by side with the first
+        barrel = self.barrel(x0 + sx - wall - 0.4 + 0.15, y0 + 5.0, 0.4, 1.0)
+        barrel.location.z = slab + 0.5
+        self.expect("overlap", barrel, shell)
+        return shell
+
+    def arch(self, x0, y0):
+        """An arch (three loose boxes: one hull each, its Shape set to Convex Parts) with a
+        column standing in its opening, 0.8 from the legs and 0.4 under the lintel."""
+        legs_and_lintel = [((0.0, -0.3, 0.0), (0.6, 0.3, 2.4)), ((3.0, -0.3, 0.0), (3.6, 0.3, 2.4)),
+                           ((0.0, -0.3, 2.4), (3.6, 0.3, 3.0))]
+        self.mesh_of_boxes("arch", legs_and_lintel)
+        self.set_piece("Arch", "arch", (x0, y0, 0.0), kind='CONVEX_PARTS')
+        column = self.add("Column", "cylinder", (x0 + 1.8, y0, 1.0), scale=(0.8, 0.8, 2.0))
+        return column
+
+    def proxied_table(self, x, y):
+        """A table whose Unreal collision is two UCX proxies (its top; its four legs, each a
+        loose part), with a crate under it: the table's convex hull would swallow the crate,
+        its collision does not."""
+        top = ((-1.0, -0.5, 0.9), (1.0, 0.5, 1.0))
+        legs = [((lx, ly, 0.0), (lx + 0.1, ly + 0.1, 0.9)) for lx in (-1.0, 0.9)
+                for ly in (-0.5, 0.4)]
+        self.mesh_of_boxes("table", [top] + legs)
+        self.mesh_of_boxes("table_top", [top])
+        self.mesh_of_boxes("table_legs", legs)
+        table = self.set_piece("Table", "table", (x, y, 0.0))
+        for name, mesh in (("UCX_Table_01", "table_top"), ("UCX_Table_02", "table_legs")):
+            proxy = self.set_piece(name, mesh, collection=self.pieces)
+            proxy.parent = table
+            proxy.display_type = 'WIRE'
+        self.crate(x, y, 0.6)
+        return table
+
+    def shelves(self, x0, y0):
+        """A shelf unit (a collection excluded from the view layer: a shelf of loose boards and
+        two crates on it) instanced three times; a barrel cuts 0.1 into the last instance's side
+        board."""
+        bpy = self.bpy
+        unit = bpy.data.collections.new("ShelfUnit")
+        self.scene.collection.children.link(unit)
+        boards = [((-0.8, -0.25, 0.0), (-0.75, 0.25, 1.8)), ((0.75, -0.25, 0.0), (0.8, 0.25, 1.8)),
+                  ((-0.75, -0.25, 0.0), (0.75, 0.25, 0.05)),
+                  ((-0.75, -0.25, 0.6), (0.75, 0.25, 0.65)),
+                  ((-0.75, -0.25, 1.2), (0.75, 0.25, 1.25))]
+        self.mesh_of_boxes("shelf", boards)
+        self.set_piece("Shelf", "shelf", kind='CONVEX_PARTS', clearance=0.0, collection=unit)
+        for name, (cx, cz) in (("ShelfCrate.001", (-0.4, 0.05)), ("ShelfCrate.002", (0.3, 0.65))):
+            crate = bpy.data.objects.new(name, self.meshes["cube"])
+            crate.location, crate.scale = (cx, 0.0, cz + 0.2), (0.4, 0.4, 0.4)
+            crate["convex_clearance"] = 0.0
+            unit.objects.link(crate)
+        layer = bpy.context.view_layer.layer_collection.children[unit.name]
+        layer.exclude = True
+        placed = {}
+        for name, (x, y, yaw) in (("Shelf_A", (x0, y0, 0.0)), ("Shelf_B", (x0, y0 + 3.0, 0.0)),
+                                  ("Shelf_C", (x0 + 3.5, y0 + 7.0, math.pi / 2))):
+            empty = bpy.data.objects.new(name, None)
+            empty.instance_type = 'COLLECTION'
+            empty.instance_collection = unit
+            empty.location, empty.rotation_euler = (x, y, 0.0), (0.0, 0.0, yaw)
+            self.pieces.objects.link(empty)
+            placed[name] = (x, y)
+        # Shelf_C's side board at local x 0.75..0.8 runs along world y after the quarter turn.
+        x, y = placed["Shelf_C"]
+        barrel = self.barrel(x, y + 0.8 + 0.4 - 0.1, 0.4, 1.0)
+        self.expected.append(("overlap", *sorted((barrel.name, "Shelf_C/Shelf"))))
+
+    def set_pieces(self, y0):
+        """The concave set pieces, in a strip north of the props starting at ``y0``."""
+        self.pieces = self._collection("SetPieces")
+        self.terrain(0.0, y0)
+        self.room(16.0, y0 + 1.0)
+        self.arch(26.0, y0 + 5.0)
+        self.proxied_table(33.0, y0 + 5.0)
+        self.shelves(37.5, y0 + 2.0)
+
     def floor(self, size_x, size_y, center):
         ground = self._collection("Ground")
         self.meshes.setdefault("cube", self.meshes["cube"])
@@ -306,11 +474,28 @@ class LevelBuilder:
         return obj
 
 
+def _facing(vertices, quad, normal):
+    """``quad`` (vertex indices) wound counter-clockwise seen from the side ``normal`` points
+    to (so that its front face looks that way)."""
+    import numpy as np
+
+    a, b, c = (np.array(vertices[i], dtype=float) for i in quad[:3])
+    return tuple(quad) if np.dot(np.cross(b - a, c - a), normal) > 0.0 else tuple(quad[::-1])
+
+
+# The six faces of a box with corners numbered x*4 + y*2 + z, counter-clockwise from outside.
+_BOX_FACES = ((0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3))
+
+
 def build_demo_level(seed=2024):
-    """Build the demo level in a fresh scene; returns the list of planted (kind, a, b)."""
+    """Build the demo level in a fresh scene; returns the list of planted (kind, a, b). The
+    add-on is registered (the set pieces carry Shape settings)."""
     import bpy
 
+    import convex_tools
+
     bpy.ops.wm.read_factory_settings(use_empty=True)
+    convex_tools.register()
     builder = LevelBuilder(seed)
     nx, ny = GRID
     k = planted = 0
@@ -325,8 +510,11 @@ def build_demo_level(seed=2024):
                 jitter = builder.rng.uniform(-0.1, 0.1, 2)
                 builder.lone_prop(k, x + jitter[0], y + jitter[1])
             k += 1
-    size_x, size_y = nx * CELL, ny * CELL
-    center = ((nx - 1) * CELL / 2, (ny - 1) * CELL / 2)
+    strip = (ny - 1) * CELL + SET_PIECES_GAP
+    builder.set_pieces(strip)
+    # One floor under the props and the set pieces.
+    size_x, size_y = nx * CELL, strip + SET_PIECES_DEPTH + CELL / 2
+    center = ((nx - 1) * CELL / 2, size_y / 2 - CELL / 2)
     builder.floor(size_x, size_y, center)
     builder.finish()
     _add_camera_and_light(size_x, size_y, center)
@@ -343,7 +531,7 @@ def _add_camera_and_light(size_x, size_y, center):
     scene = bpy.context.scene
     half = (size_x / 2, size_y / 2)
     lower = (center[0] - half[0], center[1] - half[1], 0.0)
-    upper = (center[0] + half[0], center[1] + half[1], 2.0)
+    upper = (center[0] + half[0], center[1] + half[1], 3.0)
     width, height = DEFAULT_PICTURE_SIZE
     # The picture's legend sits above the floor, not on it.
     scene.camera = framing_camera(scene, lower, upper, width / height, pitch_degrees=58.0,
@@ -376,27 +564,8 @@ def build_scattered_level(n, seed=7, spacing=3.0, unique=False):
     yaw = rng.uniform(0, 2 * math.pi, n)
     size = rng.uniform(0.5, 1.0, n)
     for k in range(n):
-        x, y = float(xy[k, 0]), float(xy[k, 1])
-        c = int(kinds[k])
-        s = float(size[k])
-        if c < 25:
-            builder.crate(x, y, s, yaw=float(yaw[k]))
-        elif c < 40:
-            builder.ball(x, y, 0.5 * s)
-        elif c < 52:
-            builder.barrel(x, y, 0.5 * s, s)
-        elif c < 60:
-            builder.cone(x, y, 0.5 * s, s)
-        elif c < 72:
-            builder.rock(x, y, s)
-        elif c < 80:
-            builder.plank(x, y, float(yaw[k]))
-        elif c < 95:
-            builder.rigid(("BOX", "SPHERE", "CAPSULE", "CYLINDER", "CONE")[c % 5], x, y, s)
-        elif c < 98:
-            builder.bevel_crate(x, y, s, float(yaw[k]))
-        else:
-            builder.boulder(x, y, s)
+        _scattered_prop(builder, int(kinds[k]), float(xy[k, 0]), float(xy[k, 1]),
+                        float(size[k]), float(yaw[k]))
     builder.finish()
     if unique:
         for obj in list(bpy.data.objects):
@@ -408,6 +577,128 @@ def build_scattered_level(n, seed=7, spacing=3.0, unique=False):
                 mesh.vertices.foreach_set("co", coords)
                 mesh.update()
                 obj.data = mesh
+    return side
+
+
+def _scattered_prop(builder, c, x, y, s, yaw):
+    """Prop number ``c`` (0–99: the mix of ``build_scattered_level``) of size ``s`` at x, y."""
+    if c < 25:
+        return builder.crate(x, y, s, yaw=yaw)
+    if c < 40:
+        return builder.ball(x, y, 0.5 * s)
+    if c < 52:
+        return builder.barrel(x, y, 0.5 * s, s)
+    if c < 60:
+        return builder.cone(x, y, 0.5 * s, s)
+    if c < 72:
+        return builder.rock(x, y, s)
+    if c < 80:
+        return builder.plank(x, y, yaw)
+    if c < 95:
+        return builder.rigid(("BOX", "SPHERE", "CAPSULE", "CYLINDER", "CONE")[c % 5], x, y, s)
+    if c < 98:
+        return builder.bevel_crate(x, y, s, yaw)
+    return builder.boulder(x, y, s)
+
+
+def _lifts(rng, n):
+    """How far each prop stands above the ground (m): most 6–30 cm clear, a tenth within the
+    5 cm clearance, a twentieth sunk up to 5 cm (as a level's props stand)."""
+    lift = rng.uniform(0.06, 0.30, n)
+    roll = rng.uniform(0.0, 1.0, n)
+    lift[roll < 0.15] = rng.uniform(0.0, 0.05, int((roll < 0.15).sum()))
+    lift[roll < 0.05] = -rng.uniform(0.0, 0.05, int((roll < 0.05).sum()))
+    return lift
+
+
+def terrain_height(x, y):
+    """The benchmark terrain's ground height (m): gentle hills of ±1.8 m."""
+    import numpy as np
+
+    return 1.5 * np.sin(0.07 * x) * np.cos(0.05 * y) + 0.3 * np.sin(0.31 * x + 0.2 * y)
+
+
+def build_terrain_level(n, cells=224, seed=11, spacing=3.0):
+    """``n`` props (the mix of ``build_scattered_level``) standing on one terrain object of
+    2 × ``cells``² triangles (its Shape set to Triangle Mesh) at a fixed density (one prop per
+    ``spacing``² m²); each prop stands at the ground height under its centre plus a lift
+    (``_lifts``). The add-on is registered (the terrain carries a Shape setting)."""
+    import bpy
+    import numpy as np
+
+    import convex_tools
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    convex_tools.register()
+    builder = LevelBuilder(seed)
+    rng = builder.rng
+    side = spacing * math.sqrt(n)
+    s = np.linspace(0.0, side, cells + 1)
+    gx, gy = np.meshgrid(s, s)
+    vertices = np.stack([gx.ravel(), gy.ravel(), terrain_height(gx, gy).ravel()], axis=1)
+    m = cells + 1
+    faces = [(j * m + i, j * m + i + 1, (j + 1) * m + i + 1, (j + 1) * m + i)
+             for j in range(cells) for i in range(cells)]
+    mesh = bpy.data.meshes.new("terrain")
+    mesh.from_pydata(vertices.tolist(), [], faces)
+    mesh.update()
+    ground = bpy.data.objects.new("Terrain", mesh)
+    ground.convex_tools.kind = 'MESH'
+    ground["convex_clearance"] = 0.0
+    builder.scene.collection.objects.link(ground)
+    xy = rng.uniform(0.0, side, (n, 2))
+    kinds = rng.integers(0, 100, n)
+    yaw = rng.uniform(0, 2 * math.pi, n)
+    size = rng.uniform(0.5, 1.0, n)
+    lift = _lifts(rng, n)
+    for k in range(n):
+        obj = _scattered_prop(builder, int(kinds[k]), float(xy[k, 0]), float(xy[k, 1]),
+                              float(size[k]), float(yaw[k]))
+        obj.location.z += float(terrain_height(xy[k, 0], xy[k, 1]) + lift[k])
+    builder.finish()
+    return side
+
+
+def build_compound_level(n, seed=13, spacing=3.0, compound_share=0.2):
+    """``n`` objects at the density of ``build_scattered_level``, ``compound_share`` of them
+    concave kit pieces with their Shape set to Convex Parts (arches of 3 loose boxes, tables of
+    5, L-shaped walls of 2; each kind one shared mesh), the rest its convex props. The add-on is
+    registered."""
+    import bpy
+    import numpy as np
+
+    import convex_tools
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    convex_tools.register()
+    builder = LevelBuilder(seed)
+    rng = builder.rng
+    builder.pieces = builder._collection("SetPieces")
+    kits = {
+        "Arch": builder.mesh_of_boxes("kit_arch", [
+            ((-1.5, -0.3, 0.0), (-0.9, 0.3, 2.4)), ((0.9, -0.3, 0.0), (1.5, 0.3, 2.4)),
+            ((-1.5, -0.3, 2.4), (1.5, 0.3, 3.0))]),
+        "Table": builder.mesh_of_boxes("kit_table", [((-1.0, -0.5, 0.9), (1.0, 0.5, 1.0))] + [
+            ((lx, ly, 0.0), (lx + 0.1, ly + 0.1, 0.9)) for lx in (-1.0, 0.9) for ly in (-0.5, 0.4)]),
+        "LWall": builder.mesh_of_boxes("kit_lwall", [((-1.5, -0.1, 0.0), (1.5, 0.1, 2.5)),
+                                                     ((-1.5, 0.1, 0.0), (-1.3, 2.0, 2.5))]),
+    }
+    side = spacing * math.sqrt(n)
+    xy = rng.uniform(0.0, side, (n, 2))
+    kinds = rng.integers(0, 100, n)
+    yaw = rng.uniform(0, 2 * math.pi, n)
+    size = rng.uniform(0.5, 1.0, n)
+    piece = rng.uniform(0.0, 1.0, n) < compound_share
+    for k in range(n):
+        x, y = float(xy[k, 0]), float(xy[k, 1])
+        if piece[k]:
+            base = ("Arch", "Table", "LWall")[int(kinds[k]) % 3]
+            obj = builder.set_piece(builder.name(base), kits[base], (x, y, 0.0),
+                                    kind='CONVEX_PARTS')
+            obj.rotation_euler = (0.0, 0.0, float(yaw[k]))
+        else:
+            _scattered_prop(builder, int(kinds[k]), x, y, float(size[k]), float(yaw[k]))
+    builder.finish()
     return side
 
 
@@ -439,10 +730,10 @@ def main(argv=None) -> int:
     with filtered_output(SAVED_AS):   # the next line says where it was saved
         bpy.ops.wm.save_as_mainfile(filepath=blend)
     n_props = len(bpy.data.collections["Props"].objects)
-    n_objects = sum(1 for o in bpy.data.objects if o.type == 'MESH')
-    print(f"Built the demo level: {n_props} props on a floor ({n_objects} objects), "
-          f"{len(expected)} planted problems, saved to {_shown(blend)} "
-          f"({time.perf_counter() - start:.1f} s)\n", flush=True)
+    n_objects = len(bpy.data.objects)
+    print(f"Built the demo level: {n_props} props and concave set pieces ({SET_PIECES}) on a "
+          f"floor, {n_objects} objects in all; {len(expected)} planted problems, saved to "
+          f"{_shown(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
 
     check_args = [_shown(blend), "--clearance", str(args.clearance), "--ignore", "Ground",
                   "--ignore-pair", "Lamp*", "Pillar*",
@@ -464,7 +755,8 @@ def main(argv=None) -> int:
         print(f"Demo OK: the check found exactly the {len(expected)} planted problems "
               f"({sum(k == 'overlap' for k, *_ in expected)} overlaps, "
               f"{sum(k == 'too_close' for k, *_ in expected)} too close); touching crates, "
-              f"the floor and the lamps on pillars were not reported.")
+              f"the floor, the lamps on pillars, the column under the arch, the crates on the "
+              f"terrain, in the room, on the shelves and under the table were not reported.")
         print(f"Total {time.perf_counter() - start:.1f} s")
         return 0
     for kind, a, b in missed:
