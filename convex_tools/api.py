@@ -2,8 +2,9 @@
 
 Every function takes objects or object names (as ``check_scene`` does; anything else is a
 ``ValueError`` naming the argument), converts them with ``shape_from_object`` (world space,
-evaluated geometry, rigid-body conventions; see ``objects``) and runs the core query, so a result
-here equals the core's result for the same world-space shapes.
+evaluated geometry, rigid-body conventions, collision proxies; a convex shape, a ``Compound`` or a
+``TriangleMesh``; see ``objects``) and runs the core query, so a result here equals the core's
+result for the same world-space shapes (and names the part of a concave one that realised it).
 """
 
 from __future__ import annotations
