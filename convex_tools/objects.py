@@ -143,10 +143,6 @@ class Representation:
     parts: tuple = ()
     ignored: str = ""
 
-    @property
-    def concave(self) -> bool:
-        return self.kind in CONCAVE_KINDS or bool(self.parts)
-
 
 def _check_kind(kind):
     if kind not in KINDS:
@@ -184,11 +180,6 @@ def representation(obj, kind: str = "AUTO", proxies=None) -> Representation:
     if rigid is not None:
         return Representation(RIGID_BODY_KINDS.get(rigid.collision_shape, "HULL"), "Rigid body")
     return Representation("HULL", "Evaluated mesh")
-
-
-def resolve_kind(obj, kind: str = "AUTO", proxies=None) -> str:
-    """The kind of ``representation`` (``PROXIES``/``RIGID_COMPOUND`` for other objects')."""
-    return representation(obj, kind, proxies).kind
 
 
 def _proxy_source(parts) -> str:

@@ -18,8 +18,9 @@ convex-only level of that size (its "× convex" column is the ratio of µs per o
   hills) whose Shape is Triangle Mesh, most 6–30 cm clear of the ground, a tenth within the
   clearance, a twentieth sunk up to 5 cm (``demo_level.build_terrain_level``).
 
-    python scripts/bench.py level            # 1k, 10k, 50k, 1k unique; 10k concave levels
-    python scripts/bench.py level --quick    # 300, 1k, 200 unique; 1k concave (20k triangles)
+    python scripts/bench.py level                  # 1k, 10k, 50k, 1k unique; 10k concave levels
+    python scripts/bench.py level --configs 1000   # only the scattered sizes up to 1k, then the same
+    python scripts/bench.py level --quick          # 300, 1k, 200 unique; 1k concave (20k triangles)
 """
 
 from __future__ import annotations
