@@ -163,7 +163,11 @@ class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
         pair, (a, b) = found
         method = context.scene.convex_tools.penetration_method if self.method == 'SCENE' \
             else self.method
-        contact = core.penetration(a, b, method.lower())
+        try:
+            contact = core.penetration(a, b, method.lower())
+        except ValueError as problem:   # e.g. two triangle meshes: neither has an inside
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
         _remember("penetration", pair, contact)
         if contact is None:
             overlay.clear(self.overlay_key)
@@ -186,7 +190,11 @@ class OBJECT_OT_convex_contact(_Query, bpy.types.Operator):
         if found is None:
             return {'CANCELLED'}
         pair, (a, b) = found
-        manifold = core.contact_manifold(a, b)
+        try:
+            manifold = core.contact_manifold(a, b)
+        except ValueError as problem:
+            self.report({'ERROR'}, str(problem))
+            return {'CANCELLED'}
         _remember("contact", pair, manifold)
         if manifold is None:
             overlay.clear(self.overlay_key)

@@ -188,6 +188,18 @@ def test_penetration_and_contact_operators_on_a_mesh(addon):
     assert np.max(manifold.depths) == pytest.approx(0.1, abs=1e-6)
 
 
+@pytest.mark.parametrize("operator", ["convex_penetration", "convex_contact"])
+def test_depth_of_two_triangle_meshes_is_a_one_line_error(addon, operator):
+    # Two surfaces have no inside to be deep in: the core refuses, the operator says why.
+    ground = terrain()
+    other = grid_surface("Slope", 2.0, 2, height=lambda x, y: 0.1 * x)
+    other.convex_tools.kind = 'MESH'
+    select(ground, other, active=other)
+    with pytest.raises(RuntimeError, match="two TriangleMesh surfaces is not defined"):
+        getattr(bpy.ops.object, operator)()
+    assert bpy.ops.object.convex_distance() == {'FINISHED'}
+
+
 def test_show_shapes_draws_every_part(arch_and_pillar):
     from convex_tools import overlay
 
