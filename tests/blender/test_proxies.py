@@ -172,3 +172,33 @@ def test_a_compound_parent_without_children_is_skipped_with_the_reason(addon):
     assert level_check.check_scene(stats=stats) == []
     ((name, reason),) = stats.skipped_objects
     assert name == "Lonely" and "without rigid-body children" in reason
+
+
+class _Layout:
+    """Stands in for a panel's layout: records the labels drawn, accepts everything else."""
+
+    def __init__(self, labels):
+        self.labels = labels
+
+    def label(self, text="", **_):
+        self.labels.append(text)
+
+    def __getattr__(self, _name):
+        return lambda *args, **kwargs: self
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+def test_the_sidebar_shows_the_active_objects_representation(table):
+    from types import SimpleNamespace
+
+    from convex_tools import ui
+
+    visual = table[0]
+    labels = []
+    panel = SimpleNamespace(layout=_Layout(labels))
+    context = SimpleNamespace(scene=bpy.context.scene, active_object=visual,
+                              evaluated_depsgraph_get=bpy.context.evaluated_depsgraph_get)
+    ui.VIEW3D_PT_convex_tools.draw(panel, context)
+    assert "UCX proxies: 5 hulls" in labels
