@@ -258,3 +258,48 @@ def test_polytope_and_smooth_flags_follow_the_shape_through_transforms_and_compo
     assert not MinkowskiSum(Box((1, 1, 1)), Sphere(1.0)).polytope
     assert ConvexHullOf(Box((1, 1, 1)), translated(Box((1, 1, 1)), (3, 0, 0))).polytope
     assert not ConvexHullOf(Box((1, 1, 1)), Sphere(1.0)).polytope
+
+
+# --- the supported range (validation.MAX_COORDINATE, MIN_SIZE) ------------------------------
+
+@pytest.mark.parametrize("make, message", [
+    # Found by adversarial probing: a scale of 1e103 raised OverflowError from the determinant
+    # test, and a uniform 1e-110 was called singular although it is invertible.
+    (lambda: Transformed(Box((1, 1, 1)), np.diag([1e103, 1e103, 1e103, 1.0])),
+     r"matrix must have a scale .* between 1e-40 and 1e\+40 \(the supported range\)"),
+    (lambda: Transformed(Box((1, 1, 1)), np.diag([1e-110, 1e-110, 1e-110, 1.0])),
+     r"matrix must have a scale .* between 1e-40 and 1e\+40"),
+    (lambda: translated(Sphere(1), (1e160, 0, 0)), r"offset must lie within 1e\+40"),
+    (lambda: Transformed(Box((1, 1, 1)), rigid(translation=(0, 0, -1e41))),
+     r"matrix must have a translation within 1e\+40"),
+    (lambda: Sphere(1e41), r"radius must be 0 or between 1e-40 and 1e\+40"),
+    (lambda: Box((1, 1e-45, 1)), r"half_extents must each be 0 or between 1e-40"),
+    # Composites of shapes in range can leave it: the constructor that would says so.
+    (lambda: Transformed(Box((1e30, 1e30, 1e30)), np.diag([1e30, 1e30, 1e30, 1.0])),
+     r"matrix would place points of the shape 1e\+60 from the origin, beyond 1e\+40"),
+    (lambda: Transformed(Box((1e-30, 1e-30, 1e-30)), np.diag([1e-30, 1e-30, 1e-30, 1.0])),
+     r"matrix would make the shape 1e-60 across, below 1e-40"),
+    (lambda: MinkowskiSum(Box((1e40, 1e40, 1e40)), Sphere(1e40)),
+     r"b would place points of the shape 2e\+40 from the origin"),
+])
+def test_out_of_range_input_is_a_value_error_naming_the_argument_and_the_range(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_shapes_across_the_supported_range_are_accepted():
+    # Uniform scales down to 1e-40 are invertible, not singular; zero sizes stay valid.
+    tiny = Transformed(Box((1, 1, 1)), np.diag([1e-30, 1e-30, 1e-30, 1.0]))
+    np.testing.assert_allclose(tiny.support([1, 1, 1]), [1e-30] * 3, rtol=1e-15)
+    huge = Transformed(Sphere(1e20), rigid(translation=(1e39, 0, 0)))
+    np.testing.assert_allclose(huge.support([1, 0, 0]), [1e39 + 1e20, 0, 0], rtol=1e-15)
+    assert Box((1e-40, 0.0, 1e40)).half_extents.tolist() == [1e-40, 0.0, 1e40]
+
+
+def test_support_accepts_any_finite_direction_length():
+    # The direction is scaled by a power of two before the mapping squares it: (1e200, 0, 0)
+    # overflowed to inf and the sphere answered its centre, (1e-310, 0, 0) underflowed to zero.
+    for length in (1e-310, 1e-150, 1.0, 1e200, 1e308):
+        np.testing.assert_allclose(Sphere(2.0).support([length, 0, 0]), [2, 0, 0])
+        np.testing.assert_allclose(posed(Ellipsoid((1, 2, 3))).support([0, 0, -length]),
+                                   [0, 0, -3])

@@ -196,15 +196,16 @@ def distance(a, b, cache: SeparationCache | None = None,
     ``cache`` (a ``SeparationCache``) warm-starts the search from the last ``v`` of this pair;
     ``rel_tolerance`` bounds the relative error of the distance on curved shapes.
     """
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     if _is_point(ca) and _is_point(cb):
         # Two points (sphere cores): GJK would take two support calls to find |pa − pb|;
         # the answer is immediate, and this pair is the commonest in a scene of spheres.
         pa, pb = ca.support_xyz(1.0, 0.0, 0.0), cb.support_xyz(1.0, 0.0, 0.0)
-        d = math.sqrt((pa[0] - pb[0]) ** 2 + (pa[1] - pb[1]) ** 2 + (pa[2] - pb[2]) ** 2)
+        dx, dy, dz = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
+        d = math.sqrt(dx * dx + dy * dy + dz * dz)
         res = GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING,
                      (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), [], [], [], [], 0, 0)
     else:
@@ -237,8 +238,8 @@ def distance(a, b, cache: SeparationCache | None = None,
 def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     """True when ``a`` and ``b`` overlap or touch: separating-axis GJK with its early out,
     warm-started by ``cache`` (``queries.intersect`` chooses between this and MPR)."""
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
     if cache is not None:
         cache.record(res.v, res.support_calls)

@@ -38,6 +38,7 @@ import weakref
 
 import numpy as np
 
+from . import validation
 from .penetration import penetration
 from .results import Manifold
 from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
@@ -70,6 +71,8 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     """Contact region of ``a`` and ``b`` as a ``Manifold``; None if they are apart."""
     if not isinstance(max_points, (int, np.integer)) or max_points < 1:
         raise ValueError(f"max_points must be a positive integer, got {max_points!r}")
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     # 1. Penetration: depth and normal.
     contact = penetration(a, b)
     if contact is None:

@@ -56,6 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import validation
 from .results import Contact, Status
 from .simplex import closest_to_origin
 
@@ -614,6 +615,8 @@ def ray_pass(sa, sb, r, tolerance=DEPTH_TOLERANCE) -> _Pass:
 
 def intersect(a, b) -> bool:
     """True when ``a`` and ``b`` overlap or touch (MPR, seed 001 Alg. 9)."""
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     v0 = _centre_ray(a, b)
     if not math.hypot(*v0) > 0.0:
         return True                                  # the origin is the interior point itself
@@ -642,7 +645,7 @@ class Estimate(NamedTuple):
 
 def penetration(a, b):
     """MPR's two-pass depth estimate (seed 001 §2.4.1) as a ``Contact``; None if apart."""
-    est = estimate(a, b)
+    est = estimate(validation.shape("a", a), validation.shape("b", b))
     if est is None:
         return None
     return contact(est)

@@ -45,8 +45,8 @@ METHODS = ("epa", "mpr", "hybrid")
 
 def penetration(a, b, method: str = "epa"):
     """Penetration of ``a`` and ``b`` (one common frame) as a ``Contact``; None if apart."""
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     if method == "mpr":
         if a.margin > 0.0 or b.margin > 0.0:
             return _mpr_rounded(a, b)
@@ -73,8 +73,8 @@ def penetration(a, b, method: str = "epa"):
 
 def signed_distance(a, b) -> float:
     """Distance between ``a`` and ``b`` when apart, minus the penetration depth when overlapping."""
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)

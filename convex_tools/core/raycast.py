@@ -163,7 +163,7 @@ def ray_cast(shape, origin, direction, max_t=math.inf, cache=None, method="auto"
     closed form of a primitive (also inside ``Transformed``) and the polished GJK ray cast for
     everything else; ``method="gjk"`` forces the GJK ray cast (a reference for the closed forms).
     """
-    validation.shape("shape", shape)
+    shape = validation.shape("shape", shape)
     if method not in ("auto", "gjk"):
         raise ValueError(f"method must be 'auto' or 'gjk', got {method!r}")
     sx, sy, sz = _xyz("origin", origin)

@@ -28,9 +28,13 @@ _copysign = math.copysign
 
 
 class Shape:
-    """Base of all shapes. Subclasses implement ``support_xyz`` and set ``margin``/``core``."""
+    """Base of all shapes. Subclasses implement ``support_xyz`` and set ``margin``/``core``.
 
-    __slots__ = ("_margin", "_core", "__weakref__")
+    Every shape lies in the supported range (``validation``: coordinates within 1e40 of the
+    origin, non-zero sizes at least 1e-40); the constructors check it.
+    """
+
+    __slots__ = ("_margin", "_core", "_extent", "__weakref__")
     kind = "shape"
     # A polytope (finitely many vertices): its support mapping only ever returns vertices, so
     # there is no curvature to polish and portal refinement ends exactly on a face.
@@ -42,6 +46,7 @@ class Shape:
     def __init__(self) -> None:
         self._margin = 0.0
         self._core = self
+        self._extent = None
 
     # --- the support mapping -------------------------------------------------------------
     def support_xyz(self, x: float, y: float, z: float) -> tuple:
@@ -50,7 +55,14 @@ class Shape:
     def support(self, direction) -> np.ndarray:
         """The point of the shape farthest along ``direction`` (any point of it for zero)."""
         d = validation.vector("direction", direction)
-        return np.array(self.support_xyz(float(d[0]), float(d[1]), float(d[2])))
+        x, y, z = float(d[0]), float(d[1]), float(d[2])
+        big = max(abs(x), abs(y), abs(z))
+        if big > 0.0:
+            # Scaled by a power of two to a largest component in [0.5, 1): exact, and the
+            # mappings' squares of it stay finite for any finite direction.
+            e = -math.frexp(big)[1]
+            x, y, z = math.ldexp(x, e), math.ldexp(y, e), math.ldexp(z, e)
+        return np.array(self.support_xyz(x, y, z))
 
     def _posed_support(self, m) -> "callable":
         """``support_xyz`` of the image of this shape under x ↦ B x + c, ``m`` = B (row-major)
@@ -73,12 +85,36 @@ class Shape:
     @property
     def margin(self) -> float:
         """Radius of the sphere swept around ``core`` to make this shape (0 for sharp shapes)."""
-        return self._margin
+        try:
+            return self._margin
+        except AttributeError:      # a subclass of the user's that skipped Shape.__init__
+            return 0.0
 
     @property
     def core(self) -> "Shape":
         """This shape without its margin: ``self == core ⊕ Sphere(margin)``."""
-        return self._core
+        try:
+            return self._core
+        except AttributeError:
+            return self
+
+    def extent(self) -> tuple:
+        """``(size, reach)``: the shape's largest dimension and the largest |coordinate| of its
+        points, each to within a small factor (what the range checks of composites need).
+        Primitives know theirs from their parameters; others take their bounding box once."""
+        try:
+            extent = self._extent
+        except AttributeError:
+            extent = None
+        if extent is None:
+            lower, upper = self.aabb()
+            extent = (float(np.max(upper - lower)),
+                      float(max(np.max(np.abs(lower)), np.max(np.abs(upper)))))
+            try:
+                object.__setattr__(self, "_extent", extent)
+            except AttributeError:  # a subclass of the user's without the slot: recompute
+                pass
+        return extent
 
     def __setattr__(self, name, value):
         # Shapes are immutable: queries cache results keyed on them and composites share them.
@@ -113,6 +149,7 @@ class Point(Shape):
 
     def __init__(self) -> None:
         super().__init__()
+        self._extent = (0.0, 0.0)
         self._freeze()
 
     def support_xyz(self, x, y, z):
@@ -132,6 +169,7 @@ class Segment(Shape):
     def __init__(self, half_length) -> None:
         super().__init__()
         self._h = validation.size("half_length", half_length)
+        self._extent = (self._h, self._h)
         self._freeze()
 
     @property
@@ -157,6 +195,7 @@ class Sphere(Shape):
         self._r = validation.size("radius", radius)
         self._margin = self._r
         self._core = Point()
+        self._extent = (self._r, self._r)
         self._freeze()
 
     @property
@@ -202,6 +241,7 @@ class Ellipsoid(Shape):
         super().__init__()
         self._radii = validation.sizes("radii", radii)
         self._sq = tuple(r * r for r in self._radii)
+        self._extent = (max(self._radii), max(self._radii))
         self._freeze()
 
     @property
@@ -248,6 +288,7 @@ class Box(Shape):
     def __init__(self, half_extents) -> None:
         super().__init__()
         self._he = validation.sizes("half_extents", half_extents)
+        self._extent = (max(self._he), max(self._he))
         self._freeze()
 
     @property
@@ -289,6 +330,7 @@ class Rectangle(Shape):
     def __init__(self, half_extents) -> None:
         super().__init__()
         self._he = validation.sizes("half_extents", half_extents, 2)
+        self._extent = (max(self._he), max(self._he))
         self._freeze()
 
     @property
@@ -312,6 +354,7 @@ class Disc(Shape):
     def __init__(self, radius) -> None:
         super().__init__()
         self._r = validation.size("radius", radius)
+        self._extent = (self._r, self._r)
         self._freeze()
 
     @property
@@ -341,6 +384,7 @@ class Capsule(Shape):
         self._h = validation.size("half_height", half_height)
         self._margin = self._r
         self._core = Segment(self._h)
+        self._extent = (self._r + self._h, self._r + self._h)
         self._freeze()
 
     @property
@@ -370,6 +414,7 @@ class Cylinder(Shape):
         super().__init__()
         self._r = validation.size("radius", radius)
         self._h = validation.size("half_height", half_height)
+        self._extent = (max(self._r, self._h), max(self._r, self._h))
         self._freeze()
 
     @property
@@ -422,6 +467,7 @@ class Cone(Shape):
         slant = _sqrt(self._r ** 2 + (2.0 * self._h) ** 2)
         # sin of the half-angle at the apex: directions within it of +z are supported by the apex.
         self._sin = self._r / slant if slant > 0.0 else 1.0
+        self._extent = (max(self._r, self._h), max(self._r, self._h))
         self._freeze()
 
     @property
@@ -481,6 +527,7 @@ class RoundBox(Shape):
         self._r = validation.size("radius", radius)
         self._margin = self._r
         self._core = Box(self._he)
+        self._extent = (max(self._he) + self._r, max(self._he) + self._r)
         self._freeze()
 
     @property
@@ -529,10 +576,12 @@ class MinkowskiSum(Shape):
 
     def __init__(self, a: Shape, b: Shape) -> None:
         super().__init__()
-        validation.shape("a", a)
-        validation.shape("b", b)
+        a = validation.shape("a", a)
+        b = validation.shape("b", b)
         self._a, self._b = a, b
         self._sa, self._sb = a.support_xyz, b.support_xyz
+        (size_a, reach_a), (size_b, reach_b) = a.extent(), b.extent()
+        self._extent = _checked_extent("b", size_a + size_b, reach_a + reach_b)
         self._margin = a.margin + b.margin
         if self._margin > 0.0:
             self._core = _sum_of_cores(a.core, b.core)
@@ -560,6 +609,18 @@ class MinkowskiSum(Shape):
         return f"{self._a!r}, {self._b!r}"
 
 
+def _checked_extent(name: str, size: float, reach: float) -> tuple:
+    """(size, reach) of a composite, checked against the supported range (``validation``):
+    composing shapes in range can leave it (a scale of 1e30 applied to a box of 1e30)."""
+    if reach > validation.MAX_COORDINATE:
+        raise ValueError(f"{name} would place points of the shape {reach:.3g} from the origin, "
+                         f"beyond {validation.MAX_COORDINATE:g} (the supported range)")
+    if 0.0 < size < validation.MIN_SIZE:
+        raise ValueError(f"{name} would make the shape {size:.3g} across, below "
+                         f"{validation.MIN_SIZE:g} (the supported range)")
+    return (size, reach)
+
+
 def _sum_of_cores(a: Shape, b: Shape) -> Shape:
     """Core of a sum: the sum of the cores, with points (the cores of spheres) dropped."""
     if isinstance(a, Point):
@@ -581,10 +642,14 @@ class ConvexHullOf(Shape):
 
     def __init__(self, a: Shape, b: Shape) -> None:
         super().__init__()
-        validation.shape("a", a)
-        validation.shape("b", b)
+        a = validation.shape("a", a)
+        b = validation.shape("b", b)
         self._a, self._b = a, b
         self._sa, self._sb = a.support_xyz, b.support_xyz
+        (size_a, reach_a), (size_b, reach_b) = a.extent(), b.extent()
+        # The hull spans at least the larger part, and at most the distance between them too.
+        self._extent = (max(size_a, size_b, min(reach_a + reach_b, size_a + size_b)),
+                        max(reach_a, reach_b))
         # hull((A ⊕ S) ∪ (B ⊕ S)) == hull(A ∪ B) ⊕ S, so an equal margin carries over.
         if a.margin > 0.0 and a.margin == b.margin:
             self._margin = a.margin
@@ -633,15 +698,21 @@ class Transformed(Shape):
 
     def __init__(self, shape: Shape, matrix) -> None:
         super().__init__()
-        validation.shape("shape", shape)
+        shape = validation.shape("shape", shape)
         m = validation.affine_matrix("matrix", matrix)
         if isinstance(shape, Transformed):
             m = m @ shape._matrix
             shape = shape._shape
+        # The image's size and reach (see ``Shape.extent``), from the matrix's scale: its
+        # largest entry, which bounds the stretch of the 3x3 part to within a factor 3.
+        size, reach = shape.extent()
+        rows = m[:3].tolist()
+        scale = max(abs(x) for row in rows for x in row[:3])
+        offset = max(abs(rows[0][3]), abs(rows[1][3]), abs(rows[2][3]))
+        self._extent = _checked_extent("matrix", scale * size, scale * reach + offset)
         self._shape = shape
         self._matrix = m
         self._matrix.setflags(write=False)
-        rows = m[:3].tolist()
         self._m = tuple(rows[0][:3] + rows[1][:3] + rows[2][:3]) \
             + (rows[0][3], rows[1][3], rows[2][3])
         self._inner = shape.support_xyz
@@ -739,7 +810,7 @@ def _similarity_scale2(m):
 def translated(shape: Shape, offset) -> Transformed:
     """``shape`` moved by ``offset`` (a convenience for tests and scripts)."""
     m = np.eye(4)
-    m[:3, 3] = validation.vector("offset", offset)
+    m[:3, 3] = validation.coordinates("offset", offset)
     return Transformed(shape, m)
 
 
@@ -750,5 +821,83 @@ def posed(shape: Shape, rotation=None, translation=(0.0, 0.0, 0.0), scale=None) 
     if scale is not None:
         linear = linear @ np.diag(np.broadcast_to(np.asarray(scale, dtype=float), 3))
     m[:3, :3] = linear
-    m[:3, 3] = validation.vector("translation", translation)
+    m[:3, 3] = validation.coordinates("translation", translation)
     return Transformed(shape, m)
+
+
+class Custom(Shape):
+    """A shape of the user's own: any object with ``support_xyz(x, y, z) -> (x, y, z)``, the
+    point of the shape farthest along a direction (any point of it for a zero direction).
+
+    The queries wrap such an object in this adapter, which gives it the defaults of a sharp
+    shape for whatever it does not define itself: ``margin`` 0 (with a margin it needs a
+    ``core`` too), ``polytope`` and ``smooth`` False (nothing is assumed about its surface), and
+    ``center_xyz`` the mean of the six axis support points (a point of the shape, by convexity).
+    Those six points are taken once per adapter, that is once per query, and also give its
+    bounding box and check it against the supported range. Support points are converted to
+    float tuples, and a non-finite one raises a ValueError naming the shape.
+    """
+
+    __slots__ = ("_user", "support_xyz", "_center", "_box", "_polytope", "_smooth", "_frozen")
+    kind = "custom"
+
+    def __init__(self, user, name: str = "shape") -> None:
+        super().__init__()
+        self._user = user
+        self.support_xyz = s = _checked_support(user.support_xyz, name)
+        margin = validation.size(f"{name}.margin", getattr(user, "margin", 0.0))
+        if margin > 0.0:
+            core = getattr(user, "core", None)
+            if core is None or core is user:
+                raise ValueError(f"{name} has a margin, so it needs a core (the shape without "
+                                 f"its margin) too")
+            self._margin = margin
+            self._core = validation.shape(f"{name}.core", core)
+        self._polytope = bool(getattr(user, "polytope", False))
+        self._smooth = bool(getattr(user, "smooth", False))
+        hx, hy, hz = s(1.0, 0.0, 0.0), s(0.0, 1.0, 0.0), s(0.0, 0.0, 1.0)
+        lx, ly, lz = s(-1.0, 0.0, 0.0), s(0.0, -1.0, 0.0), s(0.0, 0.0, -1.0)
+        lower, upper = (lx[0], ly[1], lz[2]), (hx[0], hy[1], hz[2])
+        self._box = (lower, upper)
+        self._center = tuple(sum(p[i] for p in (hx, hy, hz, lx, ly, lz)) / 6.0 for i in range(3))
+        reach = max(abs(c) for c in lower + upper)
+        size = max(u - lo for u, lo in zip(upper, lower))
+        self._extent = _checked_extent(name, size, reach)
+        self._freeze()
+
+    @property
+    def user(self):
+        """The object this adapter wraps."""
+        return self._user
+
+    @property
+    def polytope(self) -> bool:
+        return self._polytope
+
+    @property
+    def smooth(self) -> bool:
+        return self._smooth
+
+    def aabb(self):
+        lower, upper = self._box
+        return np.array(lower), np.array(upper)
+
+    def center_xyz(self):
+        return self._center
+
+    def _params_repr(self):
+        return f"{self._user!r}"
+
+
+def _checked_support(support, name):
+    """The user's support mapping, returning float tuples and refusing non-finite points."""
+    isfinite = math.isfinite
+
+    def checked(x, y, z):
+        p = support(x, y, z)
+        px, py, pz = float(p[0]), float(p[1]), float(p[2])
+        if not (isfinite(px) and isfinite(py) and isfinite(pz)):
+            raise ValueError(f"{name}.support_xyz returned a non-finite point {(px, py, pz)} "
+                             f"for the direction {(x, y, z)}")
+        return (px, py, pz)
+    return checked

@@ -47,8 +47,8 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     point between their cores (use ``penetration`` for depth and direction then). ``cache`` (a
     ``SeparationCache``) warm-starts repeated sweeps of one pair.
     """
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     tax, tay, taz = _xyz("translation_a", translation_a)
     tbx, tby, tbz = _xyz("translation_b", translation_b)
     r = (tax - tbx, tay - tby, taz - tbz)
@@ -173,8 +173,8 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
     Stops when d <= ``ADVANCE_TOLERANCE`` times the shapes' size (status CONVERGED), when t
     passes 1 or μ <= 0 (no contact: ``None``), or after ``MAX_ADVANCE_STEPS`` (ITERATION_LIMIT).
     """
-    validation.shape("a", a)
-    validation.shape("b", b)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     motion_a = _RigidMotion("a", start_a, end_a, a)
     motion_b = _RigidMotion("b", start_b, end_b, b)
     size = motion_a.radius + motion_b.radius
