@@ -317,3 +317,87 @@ def test_initial_point_simplex_at_the_origin_is_touching():
     assert out.depth == pytest.approx(0.0, abs=1e-12)
     n = np.array(out.normal)
     assert np.dot(a.support(n) - b.support(-n), n) <= 1e-12
+
+
+# --- contact points beside a much larger shape (issue 10, item 1) -----------------------------
+
+BOX_HALF = np.array((0.46, 1.16, 0.97))
+CYLINDER = (5987.0, 3312.0)
+
+
+def box_excess(point, rot, pos):
+    """How far ``point`` is outside the box (negative inside), in its own frame."""
+    return float(np.max(np.abs(np.asarray(rot).T @ (point - pos)) - BOX_HALF))
+
+
+def cylinder_excess(point, rot, pos):
+    local = np.asarray(rot).T @ (point - np.asarray(pos))
+    r, h = CYLINDER
+    return max(math.hypot(local[0], local[1]) - r, abs(local[2]) - h)
+
+
+def assert_points_on_box_and_cylinder(c, box_rot, box_pos, cyl_rot, cyl_pos):
+    # Within 1e-8 of the box's size (the smaller shape), the contract's tolerance for the
+    # contact points, plus the rounding of coordinates near 7000.
+    tol = 1e-8 * 2 * BOX_HALF.max() + 1e-11
+    assert box_excess(c.point_a, box_rot, box_pos) <= tol
+    assert cylinder_excess(c.point_b, cyl_rot, cyl_pos) <= tol
+    np.testing.assert_allclose(c.point_a - c.point_b, c.depth * c.normal, atol=1e-11)
+
+
+@pytest.mark.parametrize("method", ["epa", "hybrid"])
+def test_contact_points_of_a_box_on_a_large_cylinder_lie_on_both(method):
+    # Found by adversarial probing (size ratio ~1e4): the depth was right but point_a lay 3e-4
+    # and point_b 0.06 off their shapes, with status CONVERGED. The nearest face of EPA's
+    # polytope and a neighbour were coplanar to 1e-12, P convex only to rounding, and the
+    # origin projected outside the nearest face; the ray finish then fell back on clamped
+    # barycentric coordinates and split the residual between the points. The portal is now
+    # the face the ray actually crosses.
+    cyl_rot = [[-0.9573271448835399, -0.26429122716683207, 0.11693966355253527],
+               [0.2886767479522896, -0.8937822086135949, 0.3432478678120154],
+               [0.013801190558079594, 0.36235826306082014, 0.9319367018905979]]
+    box_rot = [[-0.9594626517245479, 0.09247431815650961, -0.26623283123459407],
+               [-0.27990858984744404, -0.20237884225978142, 0.9384529745997964],
+               [0.032902906791263495, 0.974931435890278, 0.22005929663980617]]
+    box_pos = np.array([-2342.7267079568746, 6238.924148487909, 1550.235351105494])
+    box = posed(Box(BOX_HALF), box_rot, box_pos)
+    cylinder = posed(Cylinder(*CYLINDER), cyl_rot)
+    c = penetration(box, cylinder, method)
+    assert c.status is Status.CONVERGED
+    assert c.depth == pytest.approx(0.8402913, rel=1e-6)   # EPA certified it to 1e-6
+    assert_points_on_box_and_cylinder(c, box_rot, box_pos, cyl_rot, (0, 0, 0))
+
+
+def test_contact_points_from_a_sliver_face_along_a_cylinders_side_lie_on_both():
+    # A face of A − B spanning the cylinder's side line (thousands long, a hundredth wide): its
+    # barycentric weights carry rounding that, split evenly between the points, moved the box's
+    # vertex 4e-8 off the box. The residual now moves each point within its own feature.
+    cyl_rot = [[-0.4131645729122273, 0.8861439969527433, -0.20986627255200724],
+               [-0.5151908409020648, -0.03741928640620085, 0.8562582521970075],
+               [0.7509150638660009, 0.4618967565045973, 0.4719935944370989]]
+    box_rot = [[-0.26511578188855944, -0.834162716235636, 0.4836178088490987],
+               [0.007443086530849852, -0.5033210697105224, -0.864067417073662],
+               [0.9641878565178632, -0.22547829968278826, 0.139647104215042]]
+    box_pos = np.array([2840.3054104727794, -3513.453015688502, 4242.508260640039])
+    c = penetration(posed(Box(BOX_HALF), box_rot, box_pos), posed(Cylinder(*CYLINDER), cyl_rot))
+    assert c.status is Status.CONVERGED
+    assert_points_on_box_and_cylinder(c, box_rot, box_pos, cyl_rot, (0, 0, 0))
+
+
+def test_contact_points_beside_large_cylinders_lie_on_both_or_say_they_cannot(rng):
+    # Random boxes pressed into the side, caps and rims of a cylinder 1e4 times their size.
+    r, h = CYLINDER
+    for _ in range(60):
+        cyl_rot = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+        box_rot = rotation(rng.normal(size=3), rng.uniform(0, math.pi))
+        theta = rng.uniform(0, 2 * math.pi)
+        on = [(r * math.cos(theta), r * math.sin(theta), rng.uniform(-h, h)),
+              (r * math.sqrt(rng.uniform()) * math.cos(theta),
+               r * math.sqrt(rng.uniform()) * math.sin(theta), h),
+              (r * math.cos(theta), r * math.sin(theta), -h)][rng.integers(3)]
+        box_pos = cyl_rot @ np.array(on) + rng.uniform(-1.2, 1.2, 3)
+        for method in ("epa", "hybrid"):
+            c = penetration(posed(Box(BOX_HALF), box_rot, box_pos),
+                            posed(Cylinder(*CYLINDER), cyl_rot), method)
+            if c is not None and c.status is Status.CONVERGED:
+                assert_points_on_box_and_cylinder(c, box_rot, box_pos, cyl_rot, (0, 0, 0))

@@ -79,6 +79,16 @@ RAY_TOLERANCE = 1e-9
 # of C of the ray along the normal (the boundary point and normal are then exact to about that).
 POLISH_TOLERANCE = 1e-9
 
+# ... where the size is at most CONTACT_SCALE_RATIO times the smaller shape's (when the caller
+# gives it): the contact points, which the polish's residual offsets from their shapes, are then
+# exact relative to the smaller shape even beside a shape 1e6 times larger. Shapes of comparable
+# size (C at most this many times the smaller) keep C's size, and the polish its cost.
+CONTACT_SCALE_RATIO = 10.0
+
+# ... but never below this fraction of the size of C: the rounding floor of support values
+# (~1e-16 of their magnitude, a few of them summed), where Newton's steps stop converging.
+POLISH_FLOOR = 1e-14
+
 # Support calls the polish may make (two for the finite-difference Hessian, one per step).
 POLISH_MAX_CALLS = 16
 
@@ -179,10 +189,12 @@ class EPAResult:
 class _Polytope:
     """Vertices of C (with their support points on A and B) and the support mapping of C."""
 
-    __slots__ = ("sa", "sb", "W", "A", "B", "calls", "scale")
+    __slots__ = ("sa", "sb", "W", "A", "B", "calls", "scale", "fine", "faces", "alive")
 
-    def __init__(self, support_a, support_b, points_a, points_b):
+    def __init__(self, support_a, support_b, points_a, points_b, fine=None):
         self.sa, self.sb = support_a, support_b
+        self.fine = fine          # the smaller shape's size, if known (contact-point tolerance)
+        self.faces = self.alive = ()
         self.A = [tuple(p) for p in points_a]
         self.B = [tuple(p) for p in points_b]
         self.W = [(a[0] - b[0], a[1] - b[1], a[2] - b[2]) for a, b in zip(self.A, self.B)]
@@ -205,18 +217,20 @@ class _Polytope:
 
 
 def run(support_a, support_b, points_a, points_b, max_iterations: int | None = None,
-        max_faces: int | None = None) -> EPAResult:
+        max_faces: int | None = None, size: float | None = None) -> EPAResult:
     """EPA on C = A − B from a GJK simplex that contains the origin.
 
     ``support_a``/``support_b`` are ``support_xyz`` callables; ``points_a``/``points_b`` the
     support points on A and B of GJK's final simplex (1 to 4 of them, the origin in their hull).
-    The caps default to MAX_ITERATIONS support calls and MAX_FACES faces.
+    The caps default to MAX_ITERATIONS support calls and MAX_FACES faces. ``size``, the smaller
+    shape's size, makes the contact points exact relative to it (``polish_tolerance``); without
+    it they are exact relative to the size of C.
     """
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
     max_faces = MAX_FACES if max_faces is None else max_faces
     if max_iterations + 16 >= 1 << _KEY_SHIFT:
         raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
-    poly = _Polytope(support_a, support_b, points_a, points_b)
+    poly = _Polytope(support_a, support_b, points_a, points_b, size)
     start = _initial_tetrahedron(poly)
     if start[0] == "touching":
         return _touching(poly, start[1], start[2])
@@ -234,6 +248,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     alive = []
     edges = {}          # directed edge (i << shift | j) -> the face it bounds
     heap = []
+    poly.faces, poly.alive = faces, alive
     floor = -ORIGIN_TOLERANCE * poly.scale
     for i, j, k in _tetrahedron_faces(W, tet):
         if not _fan(faces, alive, edges, heap, W, [(i, j)], k, floor):
@@ -460,9 +475,16 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     if finish is EXACT and min(_projection_coordinates_raw(W, face)) < 0.0:
         finish = RAY        # rounding left the projection just outside: take it along the ray
     if finish is not EXACT and d > 0.0:
-        # The ray along n starts in this face's triangle when the face is the nearest one (then
-        # the origin projects into it); a face kept from earlier may not hold it: then MPR finds
-        # its own first portal on the ray.
+        # The ray along n starts in this face's triangle when the face is the nearest one and P
+        # is convex. Rounding can leave P convex only to ~1e-14 of its size, and then between
+        # two nearly coplanar faces (a large curved shape against a small one) the nearest
+        # face's projection can land far outside it; a face kept from earlier need not hold it
+        # either. The portal is then the face of P the ray actually leaves through.
+        if not mpr.crosses(portal, n):
+            exit_face = _exit_face(poly, n)
+            if exit_face is not None:
+                i, j, k = exit_face
+                portal = [(W[i], A[i], B[i]), (W[j], A[j], B[j]), (W[k], A[k], B[k])]
         if mpr.crosses(portal, n):
             ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal,
                              tolerance=RAY_TOLERANCE)
@@ -481,9 +503,36 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
         depth = depth if depth > 0.0 else 0.0
     pa = combine([v[1] for v in portal], lam)
     pb = combine([v[2] for v in portal], lam)
-    pa, pb = _split_residual(pa, pb, depth, n)
+    depth, pa, pb, off = place_on_features(pa, pb, depth, n, [v[1] for v in portal],
+                                           [v[2] for v in portal], POLISH_FLOOR * poly.scale)
+    if off > polish_tolerance(poly.scale, poly.fine) and status is Status.CONVERGED:
+        # The points do not realise the depth along n, and closing the gap moves them off
+        # their shapes: not to be trusted (``penetration`` falls back on MPR's estimate).
+        status = Status.FAILED
     return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, gap, max(lower, 0.0),
                      upper, poly.scale, finish is not EXACT)
+
+
+def _exit_face(poly, n):
+    """The face of the polytope through which the ray t·n from the origin leaves it: the one
+    whose triangle the ray crosses (of those facing along n, the one holding the crossing most
+    squarely: largest smallest barycentric coordinate, so that rounding on an edge still picks
+    one). Not the face whose plane the ray meets first: P is convex only to rounding, and
+    nearly coplanar faces can fold in by that much. Its vertices, or None."""
+    W = poly.W
+    best, best_min = None, -math.inf
+    nx, ny, nz = n
+    for f, alive in zip(poly.faces, poly.alive):
+        if not alive or f[1] * nx + f[2] * ny + f[3] * nz <= 0.0:
+            continue
+        w1, w2, w3 = W[f[4]], W[f[5]], W[f[6]]
+        l1, l2, l3 = _triple(n, w2, w3), _triple(w1, n, w3), _triple(w1, w2, n)
+        total = l1 + l2 + l3
+        if total > 0.0:
+            m = min(l1, l2, l3) / total
+            if m > best_min:
+                best, best_min = f, m
+    return None if best is None else (best[4], best[5], best[6])
 
 
 def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None):
@@ -500,7 +549,8 @@ def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None
         return EXACT
     if budget is None:
         budget = POLISH_BUDGET * gap + ROUNDING_GAP * poly.scale
-    ok, depth, n, pa, pb, calls = polish(poly.sa, poly.sb, n, poly.scale, shape, budget=budget)
+    ok, depth, n, pa, pb, calls = polish(poly.sa, poly.sb, n, poly.scale, shape, budget=budget,
+                                         fine=poly.fine)
     poly.calls += calls
     if not ok:
         return RAY
@@ -541,6 +591,66 @@ def _projection_coordinates(p0, p1, p2, n, d):
     return (lam[0] / total, lam[1] / total, lam[2] / total)
 
 
+
+
+def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
+    """Depth and contact points with pa − pb == depth · n exactly, the points moved as little
+    off their shapes as the residual r = pa − pb − depth · n allows.
+
+    pa and pb are convex combinations of support points (``feature_a``, ``feature_b``: a face,
+    an edge or a patch of each shape around the contact), and r comes from rounding, amplified
+    on sliver triangles (a face of A − B spanning a long straight edge or ruling): in the
+    barycentric weights, which moves the combination sideways, and in the plane's normal, which
+    tilts the plane the ray's crossing (the depth) was taken on. The part of r along n is the
+    latter: the combination's own height pa − pb along n is the better depth. Sideways,
+    splitting r evenly would move a vertex off its shape, while moving a point within the span
+    of its feature keeps it on the shape to first order: B takes the part of r in the span of
+    its feature, A the part of the rest in the span of its own, and only what neither can take
+    is split between them. Returns (depth, pa, pb, off): off is how far that last part moves each
+    point off its feature. A residual up to ``negligible`` is simply split.
+    """
+    rx = pa[0] - pb[0] - depth * n[0]
+    ry = pa[1] - pb[1] - depth * n[1]
+    rz = pa[2] - pb[2] - depth * n[2]
+    if rx * rx + ry * ry + rz * rz <= negligible * negligible:
+        return depth, (pa[0] - 0.5 * rx, pa[1] - 0.5 * ry, pa[2] - 0.5 * rz), \
+            (pb[0] + 0.5 * rx, pb[1] + 0.5 * ry, pb[2] + 0.5 * rz), 0.0
+    along = rx * n[0] + ry * n[1] + rz * n[2]
+    if depth + along >= 0.0:
+        depth += along
+        r = (rx - along * n[0], ry - along * n[1], rz - along * n[2])
+    else:
+        r = (rx, ry, rz)
+    take_b = _in_span(r, feature_b)
+    rest = _sub(r, take_b)
+    take_a = _in_span(rest, feature_a)
+    left = _sub(rest, take_a)
+    hx, hy, hz = 0.5 * left[0], 0.5 * left[1], 0.5 * left[2]
+    pa = (pa[0] - take_a[0] - hx, pa[1] - take_a[1] - hy, pa[2] - take_a[2] - hz)
+    pb = (pb[0] + take_b[0] + hx, pb[1] + take_b[1] + hy, pb[2] + take_b[2] + hz)
+    return depth, pa, pb, math.sqrt(hx * hx + hy * hy + hz * hz)
+
+
+def _in_span(r, points):
+    """The part of r in the span of the differences of ``points`` (up to three): Gram–Schmidt,
+    skipping differences that are rounding-level against the largest (repeated points)."""
+    p0 = points[0]
+    edges = [_sub(p, p0) for p in points[1:]]
+    longest = max([_norm2(e) for e in edges] + [0.0])
+    basis = []
+    for e in edges:
+        for u in basis:
+            c = _dot(e, u)
+            e = (e[0] - c * u[0], e[1] - c * u[1], e[2] - c * u[2])
+        ee = _norm2(e)
+        if ee > DEGENERATE_SIN2 * longest and ee > 0.0:
+            s = 1.0 / math.sqrt(ee)
+            basis.append((e[0] * s, e[1] * s, e[2] * s))
+    x = y = z = 0.0
+    for u in basis:
+        c = _dot(r, u)
+        x, y, z = x + c * u[0], y + c * u[1], z + c * u[2]
+    return (x, y, z)
 
 
 def _split_residual(pa, pb, depth, n):
@@ -608,8 +718,17 @@ def probe_shape(sa, sb, n, w, a, b, scale):
 
 # --- local polish: Newton's method on the support function ----------------------------------
 
+def polish_tolerance(scale: float, fine: float | None = None) -> float:
+    """How near the ray along the normal the polish's support point must come, for C of size
+    ``scale``: POLISH_TOLERANCE of that, or of CONTACT_SCALE_RATIO times the smaller shape's
+    size ``fine`` if that is smaller, but not below the rounding floor POLISH_FLOOR of C's size.
+    The contact points come from that support point, and lie on their shapes to within it."""
+    size = scale if fine is None else min(scale, CONTACT_SCALE_RATIO * fine)
+    return max(POLISH_TOLERANCE * size, POLISH_FLOOR * scale)
+
+
 def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
-           budget: float = math.inf):
+           budget: float = math.inf, fine: float | None = None):
     """Minimise h(n) = max over C of x·n over unit n, from ``normal``, by Newton's method.
 
     The gradient of h on the sphere is the tangential part of the support point s(n); the
@@ -627,19 +746,21 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
     polish gives up at once.
 
     Returns (ok, depth, n, point_a, point_b, calls); ok is False where neither applies (a
-    vertex or face of C, a fold that is not straight) or the calls ran out.
+    vertex or face of C, a fold that is not straight) or the calls ran out. ``fine``: the
+    smaller shape's size, for the tolerance (``polish_tolerance``).
     """
     nx, ny, nz = normal
     kind, (t1x, t1y, t1z), (t2x, t2y, t2z), probes, (wx, wy, wz), a, b = probed
     if kind == RULED:
         _, v, pa, pb, _ = max(probes, key=lambda pr: _tangential2(
             (pr[1][0] - wx, pr[1][1] - wy, pr[1][2] - wz), normal))
-        return _polish_ruled(sa, sb, normal, (a, b), (pa, pb), scale, max_calls, 0, budget)
+        return _polish_ruled(sa, sb, normal, (a, b), (pa, pb), scale, max_calls, 0, budget,
+                             fine)
     calls = 0
     h = wx * nx + wy * ny + wz * nz
     g1 = wx * t1x + wy * t1y + wz * t1z
     g2 = wx * t2x + wy * t2y + wz * t2z
-    tol2 = (POLISH_TOLERANCE * scale) ** 2
+    tol2 = polish_tolerance(scale, fine) ** 2
     if g1 * g1 + g2 * g2 <= tol2:
         return True, h, (nx, ny, nz), a, b, calls
     # Finite-difference Hessian of f(u) = h(unit(n + u1 t1 + u2 t2)) at u = 0.
@@ -698,7 +819,7 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
             if _tangential2(jump, (nx, ny, nz)) > (JUMP_RATIO * expected) ** 2 + \
                     (STILL_TOLERANCE * scale) ** 2:
                 return _polish_ruled(sa, sb, (nx, ny, nz), (a, b), (p, q), scale, max_calls,
-                                     calls, budget)
+                                     calls, budget, fine)
             if hm <= h + rise or calls >= max_calls:
                 break
             u1, u2 = 0.5 * u1, 0.5 * u2
@@ -726,7 +847,8 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
     return False, h, (nx, ny, nz), a, b, calls
 
 
-def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget=math.inf):
+def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget=math.inf,
+                  fine=None):
     """``polish`` on a straight fold of C: along a direction e C is a segment, across it curved.
     The normal is kept perpendicular to e (where the support is that whole segment) and Newton's
     method runs in the one curved direction τ = n × e. The answer is the point of the segment on
@@ -738,7 +860,7 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
     """
     nx, ny, nz = normal
     rise = POLISH_RISE * scale
-    tol = POLISH_TOLERANCE * scale
+    tol = polish_tolerance(scale, fine)
 
     def support(mx, my, mz):
         p = sa(mx, my, mz)

@@ -140,7 +140,9 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                     or gap <= (ABS_TOLERANCE + SIZE_TOLERANCE * sqrt(max_w2)) * norm_v:
                 status = Status.CONVERGED
                 break
-            if gap < best_gap:
+            if gap < best_gap and vw > 0.0:
+                # (Only states that separate count: with the origin in C every v·w <= 0, the
+                # gap is no measure of v's quality, and the latest v is the shortest.)
                 best_gap, best = gap, ((vx, vy, vz), tuple(W), tuple(A), tuple(B), lam, vv)
             if w in W:                 # a repeated support point: no further progress possible
                 status = Status.REPEATED_SUPPORT

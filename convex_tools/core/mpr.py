@@ -58,6 +58,7 @@ import numpy as np
 
 from . import validation
 from .results import Contact, Status
+from .shapes import contact_size
 from .simplex import closest_to_origin
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
@@ -675,8 +676,11 @@ def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Cont
                    "mpr")
 
 
-def estimate(a, b):
+def estimate(a, b, size=None):
     """MPR's two-pass depth estimate as an ``Estimate``; None if apart.
+
+    ``size``: the size its contact points are exact relative to (``shapes.contact_size``, the
+    default for ``a`` and ``b``; given for cores, whose full shapes decide it).
 
     The estimate can leave A − B through its far side (a deep contact whose centre ray points
     the long way out): unless the centre difference (a point of A − B) already reaches as far
@@ -684,7 +688,7 @@ def estimate(a, b):
     the other way is shorter, the boundary point along it is taken instead.
     """
     v0 = _centre_ray(a, b)
-    est = _two_passes(a, b, v0)
+    est = _two_passes(a, b, v0, contact_size(a, b) if size is None else size)
     if est is None or est.status is Status.FAILED:
         return est
     nx, ny, nz = -est.normal[0], -est.normal[1], -est.normal[2]
@@ -705,7 +709,7 @@ def estimate(a, b):
                     est.surface)
 
 
-def _two_passes(a, b, v0):
+def _two_passes(a, b, v0, size=None):
     """The thesis's two passes (with the additions above) as an ``Estimate``; None if apart.
     ``v0``: centre(A) − centre(B), the start of pass 1's ray.
 
@@ -747,7 +751,8 @@ def _two_passes(a, b, v0):
             shape = epa.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
             calls += 2
             if shape[0] in (epa.SMOOTH, epa.RULED):
-                ok, depth, n, pa, pb, extra = epa.polish(sa, sb, normal, first.scale, shape)
+                ok, depth, n, pa, pb, extra = epa.polish(sa, sb, normal, first.scale, shape,
+                                                         fine=size)
                 calls += extra
                 if ok:
                     return Estimate(depth, n, pa, pb, calls, Status.CONVERGED, n)

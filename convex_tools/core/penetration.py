@@ -39,6 +39,7 @@ import numpy as np
 
 from . import epa, gjk, mpr, validation
 from .results import Contact, Status
+from .shapes import contact_size
 
 METHODS = ("epa", "mpr", "hybrid")
 
@@ -110,7 +111,7 @@ def _mpr_rounded(a, b):
     not, the shallow contact is exact, from GJK on the cores."""
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    est = mpr.estimate(ca, cb)
+    est = mpr.estimate(ca, cb, contact_size(a, b))
     if est is not None and est.status is not Status.FAILED:
         return mpr.contact(est, ma, mb)
     calls = 0 if est is None else est.calls
@@ -156,7 +157,8 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
             status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
             return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status, method)
-    out = epa.run(sa, sb, res.points_a, res.points_b)
+    out = epa.run(sa, sb, res.points_a, res.points_b,
+                  size=None if shapes is None else contact_size(*shapes))
     calls += out.support_calls
     iterations = res.iterations + out.iterations
     status = out.status

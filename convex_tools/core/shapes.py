@@ -609,6 +609,15 @@ class MinkowskiSum(Shape):
         return f"{self._a!r}, {self._b!r}"
 
 
+def contact_size(a: Shape, b: Shape) -> float | None:
+    """The size that contact points are made exact relative to: the smaller of the two shapes'
+    sizes (``Shape.extent``), a zero size (a point's) not counting; None if both are zero."""
+    size_a, size_b = a.extent()[0], b.extent()[0]
+    if size_a > 0.0 and size_b > 0.0:
+        return min(size_a, size_b)
+    return max(size_a, size_b) or None
+
+
 def _checked_extent(name: str, size: float, reach: float) -> tuple:
     """(size, reach) of a composite, checked against the supported range (``validation``):
     composing shapes in range can leave it (a scale of 1e30 applied to a box of 1e30)."""
