@@ -315,3 +315,16 @@ def test_subnormal_centre_difference_does_not_lose_the_search_direction():
     b = posed(Ellipsoid((0.5, 1.0, 2.0)), rot.T, (0.0, 0.0, 0.0))
     assert intersect(a, b)
     assert distance(a, b).intersecting
+
+
+def test_a_point_just_inside_a_large_cylinders_side_is_not_reported_apart():
+    # Found by adversarial probing: a point 4e-10 inside a cylinder of radius 5987 stalled GJK
+    # (sliver simplices along the side line), and the stall returned the state with the least
+    # duality gap, 9e-5 away, although with the origin in C the gap measures nothing and later
+    # states were shorter. Now within GJK's size-relative tolerance of touching.
+    rot = [[-0.08916743184488785, -0.46868694721134574, 0.8788524987800266],
+           [0.8174066438543743, 0.46974509220376226, 0.33344553818158507],
+           [-0.5691182194245019, 0.7481123537706005, 0.34122186104482877]]
+    cylinder = posed(Cylinder(5987.0, 3312.0), rot)
+    point = translated(Point(), (143.20765057652258, 539.3999592135025, -6232.900757695815))
+    assert distance(cylinder, point).distance <= 1e-10 * 7000
