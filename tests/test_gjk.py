@@ -328,3 +328,13 @@ def test_a_point_just_inside_a_large_cylinders_side_is_not_reported_apart():
     cylinder = posed(Cylinder(5987.0, 3312.0), rot)
     point = translated(Point(), (143.20765057652258, 539.3999592135025, -6232.900757695815))
     assert distance(cylinder, point).distance <= 1e-10 * 7000
+
+
+@pytest.mark.parametrize("size", [1e-13, 1e-12, 1e-30])
+def test_tiny_boxes_are_measured_relative_to_their_size(size):
+    # Found by adversarial probing: boxes of half extent 1e-13, 3e-13 apart (a gap of 1e-13),
+    # gave 3e-13 with status CONVERGED: GJK stopped on an absolute tolerance of 1e-12.
+    box = Box((size, size, size))
+    r = distance(box, translated(box, (3 * size, 0.0, 0.0)))
+    assert r.distance == pytest.approx(size, rel=1e-9)
+    np.testing.assert_allclose(r.point_a, (size, 0.0, 0.0), rtol=0, atol=1e-9 * size)

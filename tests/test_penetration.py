@@ -321,3 +321,18 @@ def test_undecided_mpr_hands_over_to_epa_and_says_so(monkeypatch, rounded):
     assert c.depth == pytest.approx(exact.depth, abs=1e-12)
     np.testing.assert_allclose(c.normal, exact.normal, atol=1e-12)
     assert c.support_calls >= 7
+
+
+@pytest.mark.parametrize("size", [1e-13, 1e-30])
+@pytest.mark.parametrize("method", METHODS)
+def test_tiny_shapes_penetrate_relative_to_their_size(size, method):
+    # Found by adversarial probing: boxes of half extent 1e-13 overlapping by 5e-14 gave depth 0
+    # and status TOUCHING (an absolute tolerance of 1e-12 called them touching).
+    box = Box((size, size, size))
+    c = penetration(box, translated(box, (1.5 * size, 0.2 * size, 0.1 * size)), method)
+    assert c.status is Status.CONVERGED
+    assert c.depth == pytest.approx(0.5 * size, rel=1e-9)
+    np.testing.assert_allclose(c.normal, (1.0, 0.0, 0.0), atol=1e-9)
+    ball = Ellipsoid((size, 0.5 * size, 0.7 * size))
+    c = penetration(ball, translated(ball, (1.5 * size, 0.0, 0.0)), method)
+    assert c.depth == pytest.approx(0.5 * size, rel=1e-6)

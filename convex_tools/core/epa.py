@@ -63,7 +63,7 @@ MAX_ITERATIONS = 100
 MAX_FACES = 1024
 
 # Stopping rules. With d the face's distance and h = w·n its support plane (d <= depth <= h):
-#  - exact: h − d at rounding level (ABS_TOLERANCE, ROUNDING_GAP below);
+#  - exact: h − d at rounding level (ROUNDING_GAP below);
 #  - certified: h − d <= CERTIFY_TOLERANCE · h; the answer is then polished locally, where C is
 #    smooth or folded there (``polish``), to POLISH_TOLERANCE;
 #  - otherwise EPA goes on to h − d <= UNPOLISHED_TOLERANCE · h and finishes along the ray.
@@ -129,12 +129,11 @@ POLISH_BACKTRACKS = 2
 # (rounding noise of a support value).
 POLISH_RISE = 1e-14
 
-# "Exact": the gap h − d is below this absolute amount (model units; for depths near zero) ...
-ABS_TOLERANCE = 1e-12
-
-# ... or below the rounding noise of w·n, about 1e-16 times the size of C; keeps the test
-# scale-free for shapes far from the origin or 1e4 times larger than each other.
-ROUNDING_GAP = 1e-13
+# "Exact": the gap h − d is at the rounding noise of w·n (about 1e-16 times the size of C per
+# term, with room for the sums; for shapes of unit size this is the 1e-12 in model units it
+# replaced): scale-free for shapes far from the origin, 1e4 times larger than each other, or
+# 1e-13 across (there is no tolerance in model units).
+ROUNDING_GAP = 5e-13
 
 # C counts as reaching no further than the origin along a direction (the shapes touch, depth 0)
 # when its support value there is at most this fraction of the size of C.
@@ -289,7 +288,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
         if gap < best_gap:
             best, best_gap = fi, gap
         # 3. Exact when the support plane meets the face (every polytope answer ends here).
-        if gap <= ABS_TOLERANCE or gap <= ROUNDING_GAP * scale:
+        if gap <= ROUNDING_GAP * scale:
             f = _holding_projection(faces, alive, W, f, scale)
             return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, EXACT, gap)
         # 3'. Certified within CERTIFY_TOLERANCE: where C is curved, finish locally (Newton)

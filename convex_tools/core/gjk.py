@@ -41,15 +41,12 @@ MAX_ITERATIONS = 128
 # (ellipsoid pairs: 8.2 calls at 1e-6, 13.4 at 1e-10, 15.9 at 1e-12). Callers may pass their own.
 REL_TOLERANCE = 1e-10
 
-# ...or when |v| − lower bound <= ABS_TOLERANCE (model units; Blender works in metres, so this is
-# far below anything a level cares about) ...
-ABS_TOLERANCE = 1e-12
-
 # ...or when it is below SIZE_TOLERANCE times the size of the CSO (the largest |w| seen): a
 # scale-free absolute tolerance, so that nearly touching curved shapes, whose relative gap
 # |v|−lower / |v| stalls on rounding long before 1e-10, still stop on a distance known to 1e-10
 # of the shapes' size. It also keeps the test above the rounding noise of v·w (~1e-16·|v|·|w|)
-# for shapes placed 1e6 units from the origin.
+# for shapes placed 1e6 units from the origin. There is no absolute tolerance in model units:
+# shapes 1e-13 across are measured as precisely, relative to their size, as shapes 1 across.
 SIZE_TOLERANCE = 1e-10
 
 # The origin counts as inside the simplex (the shapes touch or overlap) when
@@ -137,7 +134,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                 lower = vw / norm_v
             gap = vv - vw
             if gap <= rel_tolerance * vv \
-                    or gap <= (ABS_TOLERANCE + SIZE_TOLERANCE * sqrt(max_w2)) * norm_v:
+                    or gap <= SIZE_TOLERANCE * sqrt(max_w2) * norm_v:
                 status = Status.CONVERGED
                 break
             if gap < best_gap and vw > 0.0:
@@ -257,4 +254,4 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
 
 def touching_tolerance(scale: float) -> float:
     """Distances at or below this count as touching for shapes whose CSO has size ``scale``."""
-    return ABS_TOLERANCE + SIZE_TOLERANCE * scale
+    return SIZE_TOLERANCE * scale
