@@ -283,3 +283,19 @@ def test_rulings_are_left_to_refinement_beyond_the_edge_ends():
     q = (w - 1.0) / radii
     assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-8)
     assert np.linalg.norm(w - (w @ r) * r) <= 1e-8
+
+
+def test_depth_of_exactly_touching_smooth_shapes_is_never_negative():
+    # Found by adversarial probing: MPR's polished depth of touching ellipsoids came out
+    # -1.7e-16 (a support value at rounding); the contract is depth >= 0.
+    from geometry_helpers import random_rotation
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        a = core.posed(Ellipsoid(rng.uniform(0.3, 2, 3)), random_rotation(rng))
+        shape_b = core.posed(Ellipsoid(rng.uniform(0.3, 2, 3)), random_rotation(rng))
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        b = core.translated(shape_b, a.support(d) - shape_b.support(-d))
+        for method in ("mpr", "epa", "hybrid"):
+            c = penetration(a, b, method)
+            assert c is None or c.depth >= 0.0

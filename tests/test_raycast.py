@@ -910,3 +910,40 @@ def test_non_shape_raises():
 def test_unknown_method_raises():
     with pytest.raises(ValueError, match="method"):
         ray_cast(Sphere(1.0), (-5, 0, 0), (1, 0, 0), method="exact")
+
+
+# --- extreme magnitudes (issue 10, item 3) ------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["auto", "gjk"])
+@pytest.mark.parametrize("length", [1e-200, 1e-100, 1e100, 1e200])
+def test_direction_of_any_supported_length_hits_at_the_same_point(method, length):
+    # Found by adversarial probing: a direction of 1e200 hit a unit sphere from outside at t = 0
+    # (the closed form's |d|² r² overflowed), 1e100 broke point == origin + t·direction. The
+    # cast now runs on the direction scaled by a power of two, and t back by the same.
+    origin = np.array((-5.0, 0.2, 0.0))
+    direction = np.array((length, 0.0, 0.0))
+    hit = ray_cast(posed(Sphere(1.0), random_rotation(np.random.default_rng(2))), origin,
+                   direction, method=method)
+    assert hit.status is Status.CONVERGED
+    expected_t = (5.0 - math.sqrt(1.0 - 0.04)) / length
+    assert hit.t == pytest.approx(expected_t, rel=1e-12)
+    np.testing.assert_allclose(hit.point, origin + hit.t * direction, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(hit.normal, (-math.sqrt(0.96), 0.2, 0.0), atol=1e-9)
+
+
+def test_max_t_scales_with_the_direction():
+    hit = ray_cast(Sphere(1.0), (-5.0, 0.0, 0.0), (1e150, 0.0, 0.0), max_t=4e-150)
+    assert hit.t == pytest.approx(4e-150, rel=1e-15)
+    assert ray_cast(Sphere(1.0), (-5.0, 0.0, 0.0), (1e150, 0.0, 0.0), max_t=3.9e-150) is None
+
+
+@pytest.mark.parametrize("origin, direction, message", [
+    # These returned NaN points and normals.
+    ((-5.0, 0.0, 0.0), (1e-310, 0.0, 0.0), r"direction must have a length between 1e-200"),
+    ((-1e200, 0.0, 0.0), (1.0, 0.0, 0.0), r"origin must have every coordinate within ±1e\+40"),
+    ((-5.0, 0.0, 0.0), (1e250, 0.0, 0.0), r"direction must have a length .* and 1e\+200"),
+    ((-5.0, 0.0, 0.0), (0.0, 0.0, 0.0), r"direction must be a non-zero vector"),
+])
+def test_out_of_range_rays_are_a_value_error_naming_the_argument(origin, direction, message):
+    with pytest.raises(ValueError, match=message):
+        ray_cast(Sphere(1.0), origin, direction)

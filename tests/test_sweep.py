@@ -507,3 +507,55 @@ def test_rotating_sweep_rejects_scaled_poses():
         sweep_rotating(Sphere(1.0), np.eye(4), scaled, Sphere(1.0))
     with pytest.raises(ValueError, match="start_b"):
         sweep_rotating(Sphere(1.0), np.eye(4), np.eye(4), Sphere(1.0), np.full((4, 4), np.nan))
+
+
+# --- extreme magnitudes and the contract t in [0, 1] (issue 10, items 3 and 4) ----------------
+
+def test_a_sweep_of_any_supported_length_finds_the_same_contact():
+    # The relative translation is scaled by a power of two for the cast (exact).
+    # Unit spheres 3 apart, the motion 3·length long: contact at t = 1/length.
+    b = translated(Sphere(1.0), (0.0, 5.0, 0.0))
+    for length in (1.0, 1e100, 1e199):
+        hit = sweep(Sphere(1.0), b, (0.0, 3.0 * length, 0.0))
+        assert hit.t == pytest.approx(1.0 / length, rel=1e-15)
+        np.testing.assert_allclose(hit.point, (0.0, 4.0, 0.0), atol=1e-12)
+        np.testing.assert_allclose(hit.normal, (0.0, 1.0, 0.0), atol=1e-12)
+    assert sweep(Sphere(1.0), b, (1e200, 0.0, 0.0)) is None
+    # Spheres of 1e-39 moving 1e-38 (a translation below the rounding of anything of size 1).
+    tiny = translated(Sphere(1e-39), (0.0, 5e-39, 0.0))
+    hit = sweep(Sphere(1e-39), tiny, (0.0, 6e-39, 0.0))
+    assert hit.t == pytest.approx(0.5, rel=1e-15)
+    np.testing.assert_allclose(hit.point, (0.0, 4e-39, 0.0), rtol=0, atol=1e-52)
+
+
+def test_out_of_range_sweeps_are_a_value_error_and_no_motion_is_answered():
+    # Found by adversarial probing: a translation of 1e308 that misses returned t = 0,
+    # INTERSECTING.
+    b = translated(Sphere(1.0), (0.0, 5.0, 0.0))
+    with pytest.raises(ValueError, match=r"translation_a - translation_b must have a length"):
+        sweep(Sphere(1.0), b, (1e308, 0.0, 0.0))
+    with pytest.raises(ValueError, match=r"translation_a - translation_b must be finite"):
+        sweep(Sphere(1.0), b, (1e308, 0.0, 0.0), (-1e308, 0.0, 0.0))
+    assert sweep(Sphere(1.0), b, (2.0, 2.0, 2.0), (2.0, 2.0, 2.0)) is None
+    together = sweep(Sphere(1.0), translated(Sphere(1.0), (1.5, 0, 0)), (1, 0, 0), (1, 0, 0))
+    assert together.t == 0.0 and together.status is Status.INTERSECTING
+
+
+def test_sweep_time_is_never_negative_for_shapes_touching_at_the_start():
+    # Found by adversarial probing: a cylinder's rim touching a cone's side at the start, the
+    # cone approaching: the polish's exact time landed a rounding before 0 (-1.7e-16).
+    # Touching at the start is t == 0 (with a zero normal, as for overlapping shapes).
+    a = Transformed(Cylinder(1.443463955386399, 1.0458335527240274), [
+        [-0.4932524331440926, 0.638738655903291, 0.5905209282085515, 0.0],
+        [0.7135640997950196, 0.6853587070620637, -0.1452918378228442, 0.0],
+        [-0.4975221730547851, 0.34970898202515965, -0.7938358238387652, 0.0], [0, 0, 0, 1]])
+    b = Transformed(Cone(0.6732091685905961, 1.4080986685136538), [
+        [0.4237176728362637, 0.7554622264799801, 0.4997400905352029, -1.0876818137248392],
+        [-0.8756949267110022, 0.20060696892863733, 0.439221173612882, -0.1773239944422087],
+        [0.23156366092034789, -0.6237256354994368, 0.7465551570794953, -2.7350565283133594],
+        [0, 0, 0, 1]])
+    for motion in ((0.06114454764338503, 0.1279825510451702, -0.9898897973620379),
+                   (0.25766784800463194, 0.7030333098834104, -0.7768468806632296)):
+        hit = sweep(a, b, motion)
+        assert hit.t == 0.0 and hit.status is Status.INTERSECTING
+        assert not np.any(hit.normal)

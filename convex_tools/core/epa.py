@@ -553,6 +553,7 @@ def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None
     poly.calls += calls
     if not ok:
         return RAY
+    depth = depth if depth > 0.0 else 0.0      # touching, to rounding: depth >= 0
     pa, pb = _split_residual(pa, pb, depth, n)
     return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, max(gap, 0.0),
                      max(lower, 0.0), upper, poly.scale)

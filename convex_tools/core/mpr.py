@@ -657,6 +657,9 @@ def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Cont
     was made on the cores: each margin is added along C's normal at the answer's point, which
     keeps that point on the boundary of C."""
     depth, (nx, ny, nz), pa, pb = est.depth, est.normal, est.point_a, est.point_b
+    # A touching pair's boundary point can come out a rounding below zero (a polished support
+    # value, -1e-16): the contract is depth >= 0.
+    depth = depth if depth > 0.0 else 0.0
     margins = margin_a + margin_b
     if margins > 0.0:
         sx, sy, sz = est.surface

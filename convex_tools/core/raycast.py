@@ -162,15 +162,39 @@ def ray_cast(shape, origin, direction, max_t=math.inf, cache=None, method="auto"
     axis or normal between calls on coherent rays (seed 004 §4, end). ``method="auto"`` uses the
     closed form of a primitive (also inside ``Transformed``) and the polished GJK ray cast for
     everything else; ``method="gjk"`` forces the GJK ray cast (a reference for the closed forms).
+
+    Supported range (``validation``): the origin within 1e40 of the world origin, the direction
+    of any length from 1e-200 to 1e200 (the cast runs on it scaled by a power of two, exactly,
+    so that its squares stay finite); outside it a ValueError names the argument.
     """
     shape = validation.shape("shape", shape)
     if method not in ("auto", "gjk"):
         raise ValueError(f"method must be 'auto' or 'gjk', got {method!r}")
     sx, sy, sz = _xyz("origin", origin)
-    rx, ry, rz = _xyz("direction", direction)
-    if rx == 0.0 and ry == 0.0 and rz == 0.0:
-        raise ValueError("direction must be a non-zero vector")
+    if max(abs(sx), abs(sy), abs(sz)) > validation.MAX_COORDINATE:
+        validation.coordinates("origin", (sx, sy, sz))      # raises, naming the range
+    dx, dy, dz = _xyz("direction", direction)
     max_t = _max_t(max_t)
+    # The cast runs on r = direction / 2^e with t_r = t · 2^e: both exact (powers of two), and
+    # t_r · r == t · direction, so the hit point is the same product.
+    e = validation.direction_scale("direction", dx, dy, dz)
+    rx, ry, rz = math.ldexp(dx, -e), math.ldexp(dy, -e), math.ldexp(dz, -e)
+    hit = _cast(shape, method, (sx, sy, sz), (rx, ry, rz), math.ldexp(max_t, e), cache)
+    if hit is None or hit.t == 0.0:
+        return hit
+    t = math.ldexp(hit.t, -e)
+    if t == 0.0:      # a hit within 1e-300 of the origin: the ray starts on the surface
+        return RayHit(t=0.0, point=np.array((sx, sy, sz)), normal=np.zeros(3),
+                      iterations=hit.iterations, support_calls=hit.support_calls,
+                      status=Status.INTERSECTING)
+    hit.t = t
+    return hit
+
+
+def _cast(shape, method, origin, direction, max_t, cache):
+    """``ray_cast`` on a direction scaled to a largest component in [0.5, 1)."""
+    sx, sy, sz = origin
+    rx, ry, rz = direction
 
     plan = _plan(shape)
     if method == "auto" and plan.exact is not None:
@@ -199,6 +223,8 @@ def ray_cast(shape, origin, direction, max_t=math.inf, cache=None, method="auto"
             calls += polished.support_calls
             lam, normal, status = polished.lam, polished.normal, Status.CONVERGED
             hit = lam <= max_t  # the exact hit may lie just beyond the end of the ray
+            if lam <= 0.0:      # ... or at the origin, to rounding: the ray starts on it
+                lam, status = 0.0, Status.INTERSECTING
     world_normal = normal if frame is None else _apply_t(frame[0], normal)  # M⁻ᵀ n
     if cache is not None:
         cache.record(world_normal, calls)  # the separating axis of a miss, else the normal

@@ -46,12 +46,30 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     Shapes that already overlap or touch at t = 0 give ``t == 0`` with a zero normal and a
     point between their cores (use ``penetration`` for depth and direction then). ``cache`` (a
     ``SeparationCache``) warm-starts repeated sweeps of one pair.
+
+    Supported range (``validation``): the relative translation ``translation_a -
+    translation_b`` zero or of a length from 1e-200 to 1e200 (the cast runs on it scaled by a
+    power of two, exactly); outside it a ValueError names it.
     """
     a = validation.shape("a", a)
     b = validation.shape("b", b)
     tax, tay, taz = _xyz("translation_a", translation_a)
     tbx, tby, tbz = _xyz("translation_b", translation_b)
     r = (tax - tbx, tay - tby, taz - tbz)
+    if not all(map(math.isfinite, r)):
+        raise ValueError(f"translation_a - translation_b must be finite, got {list(r)}")
+    if r == (0.0, 0.0, 0.0):
+        # No relative motion: they touch at t = 0 or never.
+        res = distance(a, b)
+        if not res.intersecting:
+            return None
+        return SweepHit(t=0.0, point=0.5 * (res.point_a + res.point_b), normal=np.zeros(3),
+                        iterations=res.iterations, support_calls=res.support_calls,
+                        status=Status.INTERSECTING)
+    # The cast runs on r / 2^e, up to time 2^e: exact, and its squares stay finite.
+    e = validation.direction_scale("translation_a - translation_b", *r)
+    r = (math.ldexp(r[0], -e), math.ldexp(r[1], -e), math.ldexp(r[2], -e))
+    end = math.ldexp(1.0, e)
     ma, mb = a.margin, b.margin
     core_a, core_b = a.core, b.core
     sa, sb = core_a.support_xyz, core_b.support_xyz
@@ -65,7 +83,7 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     (cax, cay, caz), (cbx, cby, cbz) = core_a.center_xyz(), core_b.center_xyz()
     center = (cbx - cax, cby - cay, cbz - caz)  # a point inside D
     axis = cache.axis if cache is not None else None
-    cast = gjk_ray_cast(support_cso, ma + mb, (0.0, 0.0, 0.0), r, 1.0, center, axis)
+    cast = gjk_ray_cast(support_cso, ma + mb, (0.0, 0.0, 0.0), r, end, center, axis)
     hit, t, normal, simplex, weights, iterations, status = cast[:7]
     calls = iterations
     if hit and t > 0.0:
@@ -76,11 +94,14 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
             t, normal, simplex, weights, extra = polished
             calls += extra
             status = Status.CONVERGED
-            hit = t <= 1.0  # the exact time may lie just past the end of the motion
+            hit = t <= end  # the exact time may lie just past the end of the motion ...
+            t = max(t, 0.0)  # ... or before its start, to rounding: touching at t = 0
     if cache is not None:
         cache.record(normal, calls)
     if not hit:
         return None
+    # Time in units of r (scaled) for the witnesses below, and of the motion for the answer.
+    t_r, t = t, math.ldexp(t, -e)
 
     # Witnesses on the cores at their start poses: b0 - a0 is the point of core D nearest t r.
     a0, b0 = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
@@ -92,7 +113,7 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
     if t > 0.0 and length > 0.0:
         n = (-nx / length, -ny / length, -nz / length)  # from A toward B
-        a0, b0 = _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, ma + mb, cast.scale)
+        a0, b0 = _exact_witnesses(simplex, a0, b0, sa, sb, n, t_r, r, ma + mb, cast.scale)
     else:
         n = (0.0, 0.0, 0.0)
         status = Status.INTERSECTING

@@ -87,7 +87,7 @@ def coordinates(name: str, value, n: int = 3) -> np.ndarray:
     """A point or offset: finite, every component within MAX_COORDINATE."""
     v = vector(name, value, n)
     if np.any(np.abs(v) > MAX_COORDINATE):
-        raise ValueError(f"{name} must lie within {MAX_COORDINATE:g} of the origin "
+        raise ValueError(f"{name} must have every coordinate within ±{MAX_COORDINATE:g} "
                          f"(the supported range), got {v.tolist()}")
     return v
 
@@ -138,7 +138,7 @@ def points(name: str, value) -> np.ndarray:
     if not np.all(np.isfinite(p)):
         raise ValueError(f"{name} must be finite (found NaN or inf)")
     if np.any(np.abs(p) > MAX_COORDINATE):
-        raise ValueError(f"{name} must lie within {MAX_COORDINATE:g} of the origin "
+        raise ValueError(f"{name} must have every coordinate within ±{MAX_COORDINATE:g} "
                          f"(the supported range)")
     spread = float(np.max(p.max(axis=0) - p.min(axis=0)))
     if 0.0 < spread < MIN_SIZE:
