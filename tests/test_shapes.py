@@ -272,7 +272,7 @@ def test_polytope_and_smooth_flags_follow_the_shape_through_transforms_and_compo
     (lambda: translated(Sphere(1), (1e160, 0, 0)),
      r"offset must have every coordinate within ±1e\+40"),
     (lambda: Transformed(Box((1, 1, 1)), rigid(translation=(0, 0, -1e41))),
-     r"matrix must have a translation within 1e\+40"),
+     r"matrix must have a translation with every coordinate within ±1e\+40"),
     (lambda: Sphere(1e41), r"radius must be 0 or between 1e-40 and 1e\+40"),
     (lambda: Box((1, 1e-45, 1)), r"half_extents must each be 0 or between 1e-40"),
     # Composites of shapes in range can leave it: the constructor that would says so.

@@ -49,6 +49,17 @@ REL_TOLERANCE = 1e-10
 # shapes 1e-13 across are measured as precisely, relative to their size, as shapes 1 across.
 SIZE_TOLERANCE = 1e-10
 
+# Support points far from the origin relative to their shapes' size round at the size of their
+# coordinates (a few ulps: this fraction of the largest): distances below that are touching.
+COORDINATE_ROUNDING = 1e-15
+
+# A step that does not shorten v ends the search (NO_PROGRESS: rounding stalled it) at once
+# only when the duality gap |v|² − v·w is below this fraction of |v|²; with a larger gap the
+# step may have been just below the rounding of a thin simplex, and the search goes on for up
+# to STALL_RETRIES such steps.
+STALL_GAP = 1e-3
+STALL_RETRIES = 2
+
 # The origin counts as inside the simplex (the shapes touch or overlap) when
 # |v|² <= CONTAINMENT_TOLERANCE · max |w_i|² over the simplex points (van den Bergen's ε_tol):
 # |v| is then within rounding of zero relative to the size of the simplex.
@@ -82,6 +93,11 @@ class GJKRun:
     def intersecting(self) -> bool:
         return self.status in (Status.INTERSECTING, Status.TOUCHING)
 
+    @property
+    def reach(self) -> float:
+        """Largest |coordinate| of the final simplex's support points: where they round."""
+        return max([abs(c) for p in self.points_a + self.points_b for c in p] + [0.0])
+
     def closest_points(self) -> tuple:
         """Points on A and B as the barycentric combination of the simplex's support points."""
         return combine(self.points_a, self.weights), combine(self.points_b, self.weights)
@@ -114,6 +130,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     sqrt = math.sqrt
     calls = 0
     best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
+    stalls = 0             # steps in a row that did not shorten v (see STALL_GAP)
     while calls < max_iterations:
         # Support point of A − B along −v.
         a = support_a(-vx, -vy, -vz)
@@ -159,6 +176,16 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             status = Status.INTERSECTING if len(W) == 4 or new_vv == 0.0 else Status.TOUCHING
             vv = new_vv
             break
+        if new_vv >= vv and vv - vw > STALL_GAP * vv and stalls < STALL_RETRIES:
+            # No descent although the duality gap is still large: the step was below the
+            # rounding of the simplex (a CSO as thin as 1e-6 of its width: a disc through a
+            # small cone), and the next support point, across the slab, decides. Go on, a
+            # few times (with the origin just inside a curved C the gap stays large too, and
+            # there the stall is real).
+            stalls += 1
+            vv = new_vv
+            continue
+        stalls = 0 if new_vv < vv else stalls
         if new_vv >= vv:               # rounding stalled the descent: v is as good as it gets
             status = Status.NO_PROGRESS
             # On a flat valley of a curved CSO, v can drift sideways at constant |v| and loosen
@@ -222,12 +249,24 @@ def distance(a, b, cache: SeparationCache | None = None,
             t = ma / margins
             common = tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3))
         else:
-            common = pa
+            # The simplex holds the origin to within CONTAINMENT_TOLERANCE of the size of A − B:
+            # pa is on A, pb on B, |pa − pb| within it. The common point is taken on the smaller
+            # shape (a point exactly on it, and within that tolerance of the larger).
+            common = pa if a.extent()[0] <= b.extent()[0] else pb
         p = np.array(common)
         status = res.status if res.intersecting else Status.INTERSECTING
         return DistanceResult(0.0, p, p.copy(), True, res.iterations, res.support_calls, status)
     # Unit normal from A toward B is −v/|v| (v = pa − pb); move the core points out by the margins.
-    nx, ny, nz = (pb[0] - pa[0]) / d, (pb[1] - pa[1]) / d, (pb[2] - pa[2]) / d
+    # The points' own distance, not |v|: the two differ by the rounding of the points'
+    # coordinates, and |point_a − point_b| == distance must hold for the points returned.
+    dx, dy, dz = pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]
+    d = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if d <= margins:
+        t = ma / margins if margins > 0.0 else 0.0
+        p = np.array(tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3)))
+        return DistanceResult(0.0, p, p.copy(), True, res.iterations, res.support_calls,
+                              Status.INTERSECTING)
+    nx, ny, nz = dx / d, dy / d, dz / d
     point_a = np.array((pa[0] + ma * nx, pa[1] + ma * ny, pa[2] + ma * nz))
     point_b = np.array((pb[0] - mb * nx, pb[1] - mb * ny, pb[2] - mb * nz))
     return DistanceResult(d - margins, point_a, point_b, False, res.iterations,
@@ -249,9 +288,10 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     # Stopped without a separating axis and without containing the origin. With v·w <= 0 the
     # duality gap is at least |v|², so convergence means |v| is within tolerance of zero:
     # the shapes touch. (Anything else would be a stall; |v| still decides.)
-    return res.distance <= touching_tolerance(res.scale)
+    return res.distance <= touching_tolerance(res.scale, res.reach)
 
 
-def touching_tolerance(scale: float) -> float:
-    """Distances at or below this count as touching for shapes whose CSO has size ``scale``."""
-    return SIZE_TOLERANCE * scale
+def touching_tolerance(scale: float, reach: float = 0.0) -> float:
+    """Distances at or below this count as touching for shapes whose CSO has size ``scale``
+    and whose support points have coordinates up to ``reach`` (which round at that size)."""
+    return SIZE_TOLERANCE * scale + COORDINATE_ROUNDING * reach

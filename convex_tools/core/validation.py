@@ -181,8 +181,8 @@ def affine_matrix(name: str, value) -> np.ndarray:
                          f"{MIN_SIZE:g} and {MAX_COORDINATE:g} (the supported range), got "
                          f"{scale:g}")
     if max(abs(tx), abs(ty), abs(tz)) > MAX_COORDINATE:
-        raise ValueError(f"{name} must have a translation within {MAX_COORDINATE:g} of the "
-                         f"origin (the supported range), got {[tx, ty, tz]}")
+        raise ValueError(f"{name} must have a translation with every coordinate within "
+                         f"±{MAX_COORDINATE:g} (the supported range), got {[tx, ty, tz]}")
     # Relative singularity test on the 3x3 part scaled to a largest entry of 1: a uniformly
     # tiny (1e-30) but invertible matrix is accepted and a rank-deficient one is not.
     s = 1.0 / scale
