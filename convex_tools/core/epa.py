@@ -89,6 +89,10 @@ CONTACT_SCALE_RATIO = 10.0
 # (~1e-16 of their magnitude, a few of them summed), where Newton's steps stop converging.
 POLISH_FLOOR = 1e-14
 
+# Contact points are exact to within this fraction of their own coordinates' magnitude besides
+# (a few ulps: shapes far from the origin relative to their size round there first).
+POINT_ROUNDING = 1e-15
+
 # Support calls the polish may make (two for the finite-difference Hessian, one per step).
 POLISH_MAX_CALLS = 16
 
@@ -504,7 +508,8 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     pb = combine([v[2] for v in portal], lam)
     depth, pa, pb, off = place_on_features(pa, pb, depth, n, [v[1] for v in portal],
                                            [v[2] for v in portal], POLISH_FLOOR * poly.scale)
-    if off > polish_tolerance(poly.scale, poly.fine) and status is Status.CONVERGED:
+    rounding = POINT_ROUNDING * max(abs(c) for c in pa + pb)
+    if off > polish_tolerance(poly.scale, poly.fine) + rounding and status is Status.CONVERGED:
         # The points do not realise the depth along n, and closing the gap moves them off
         # their shapes: not to be trusted (``penetration`` falls back on MPR's estimate).
         status = Status.FAILED
@@ -553,10 +558,53 @@ def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None
     poly.calls += calls
     if not ok:
         return RAY
-    depth = depth if depth > 0.0 else 0.0      # touching, to rounding: depth >= 0
-    pa, pb = _split_residual(pa, pb, depth, n)
+    depth, pa, pb = polished_points(pa, pb, depth, n, shape, poly.scale)
     return EPAResult(status, depth, n, pa, pb, iterations, poly.calls, max(gap, 0.0),
                      max(lower, 0.0), upper, poly.scale)
+
+
+def polished_points(pa, pb, depth, n, probed, scale):
+    """Depth and contact points of a polished answer with pa − pb == depth · n exactly.
+
+    The polish leaves the support point off the ray by up to its tolerance, sideways. The
+    residual goes to whichever shape's support point moved under the probes' tilts
+    (``probe_shape``): one that moved both ways is curved there, its tangent plane is normal to
+    n, and it slides along it staying on the shape to second order; one that moved one way
+    slides along that line (an edge); one that stayed put (a vertex, a point shape) would be
+    moved off its shape, and takes nothing unless neither can. A depth a rounding below zero
+    (touching) is zero.
+    """
+    depth = depth if depth > 0.0 else 0.0
+    rx = pa[0] - pb[0] - depth * n[0]
+    ry = pa[1] - pb[1] - depth * n[1]
+    rz = pa[2] - pb[2] - depth * n[2]
+    along = rx * n[0] + ry * n[1] + rz * n[2]
+    if depth + along >= 0.0:
+        depth += along
+        rx, ry, rz = rx - along * n[0], ry - along * n[1], rz - along * n[2]
+    r = (rx, ry, rz)
+    probes = probed[3]
+    take_b = _slide(r, [pb] + [p[3] for p in probes])
+    rest = _sub(r, take_b)
+    take_a = _slide(rest, [pa] + [p[2] for p in probes])
+    hx, hy, hz = (0.5 * c for c in _sub(rest, take_a))
+    pa = (pa[0] - take_a[0] - hx, pa[1] - take_a[1] - hy, pa[2] - take_a[2] - hz)
+    pb = (pb[0] + take_b[0] + hx, pb[1] + take_b[1] + hy, pb[2] + take_b[2] + hz)
+    return depth, pa, pb
+
+
+def _slide(r, points):
+    """The part of the sideways residual r a shape can take at a polished contact, from its
+    support points there (see ``polished_points``): all of it on a curved patch (its points
+    span two directions), the part along an edge (one), none at a vertex."""
+    basis = _span_basis(points)
+    if len(basis) >= 2:
+        return r
+    if not basis:
+        return (0.0, 0.0, 0.0)
+    u = basis[0]
+    c = _dot(r, u)
+    return (c * u[0], c * u[1], c * u[2])
 
 
 def _touching(poly, normal, weights) -> EPAResult:
@@ -632,7 +680,16 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
 
 
 def _in_span(r, points):
-    """The part of r in the span of the differences of ``points`` (up to three): Gram–Schmidt,
+    """The part of r in the span of the differences of ``points`` (up to three)."""
+    x = y = z = 0.0
+    for u in _span_basis(points):
+        c = _dot(r, u)
+        x, y, z = x + c * u[0], y + c * u[1], z + c * u[2]
+    return (x, y, z)
+
+
+def _span_basis(points):
+    """An orthonormal basis of the span of the differences of ``points`` (Gram–Schmidt),
     skipping differences that are rounding-level against the largest (repeated points)."""
     p0 = points[0]
     edges = [_sub(p, p0) for p in points[1:]]
@@ -643,14 +700,10 @@ def _in_span(r, points):
             c = _dot(e, u)
             e = (e[0] - c * u[0], e[1] - c * u[1], e[2] - c * u[2])
         ee = _norm2(e)
-        if ee > DEGENERATE_SIN2 * longest and ee > 0.0:
+        if ee > DEGENERATE_SIN2 * longest and ee > 0.0 and len(basis) < 3:
             s = 1.0 / math.sqrt(ee)
             basis.append((e[0] * s, e[1] * s, e[2] * s))
-    x = y = z = 0.0
-    for u in basis:
-        c = _dot(r, u)
-        x, y, z = x + c * u[0], y + c * u[1], z + c * u[2]
-    return (x, y, z)
+    return basis
 
 
 def _split_residual(pa, pb, depth, n):

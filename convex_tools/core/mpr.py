@@ -758,6 +758,7 @@ def _two_passes(a, b, v0, size=None):
                                                          fine=size)
                 calls += extra
                 if ok:
+                    depth, pa, pb = epa.polished_points(pa, pb, depth, n, shape, first.scale)
                     return Estimate(depth, n, pa, pb, calls, Status.CONVERGED, n)
     # Pass 2: from the origin along the estimate, to the boundary. Pass 1's last portal lies on
     # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal

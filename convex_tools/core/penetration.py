@@ -81,7 +81,7 @@ def signed_distance(a, b) -> float:
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
     if not res.intersecting:
         d = res.distance
-        if d > gjk.touching_tolerance(res.scale):
+        if d > gjk.touching_tolerance(res.scale, res.reach):
             return d - ma - mb
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "epa", 0, shapes=(a, b))
     return -contact.depth if contact is not None and contact.depth > 0.0 else 0.0
@@ -138,7 +138,7 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     calls = calls_before + res.support_calls
     if not res.intersecting:
         d = res.distance
-        slack = gjk.touching_tolerance(res.scale)
+        slack = gjk.touching_tolerance(res.scale, res.reach)
         touching = d <= slack
         if d > margins + slack:
             return None
@@ -146,17 +146,35 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             # Cores apart by d <= margins: the shapes overlap by margins − d along the core
             # separation (seed 001 §2.3.4), exactly.
             pa, pb = res.closest_points()
+            # The points' own distance (|v| differs from it by the rounding of their
+            # coordinates, and the normal must be unit).
+            d = math.sqrt((pb[0] - pa[0]) ** 2 + (pb[1] - pa[1]) ** 2 + (pb[2] - pa[2]) ** 2)
             n = ((pb[0] - pa[0]) / d, (pb[1] - pa[1]) / d, (pb[2] - pa[2]) / d)
-            return _contact(max(margins - d, 0.0), n, pa, pb, ma, mb, res.iterations, calls,
+            if d > margins:
+                # Apart by less than the touching tolerance: touching, depth 0, and one point
+                # (midway, within the tolerance of both) so that point_a − point_b == depth ·
+                # normal still holds; the status says it is touching, not an exact contact.
+                t = (ma + 0.5 * (d - margins)) / d
+                p = tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3))
+                return _contact(0.0, n, p, p, 0.0, 0.0, res.iterations, calls,
+                                Status.TOUCHING, method)
+            return _contact(margins - d, n, pa, pb, ma, mb, res.iterations, calls,
                             Status.CONVERGED, method)
-        # Cores touching: GJK's last direction is a normal of the contact (−v, from A to B).
+        # Cores touching: GJK's last direction is a normal of the contact (−v, from A to B),
+        # if the cores reach no further than the tolerance along it (else v is rounding noise,
+        # and EPA on the cores finds the normal).
         vx, vy, vz = res.v
         if d > 0.0:
-            pa, pb = res.closest_points()
             n = (-vx / d, -vy / d, -vz / d)
-            p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
-            status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
-            return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status, method)
+            qa, qb = sa(*n), sb(-n[0], -n[1], -n[2])
+            calls += 1
+            if abs(n[0] * (qa[0] - qb[0]) + n[1] * (qa[1] - qb[1]) + n[2] * (qa[2] - qb[2])) \
+                    <= slack:
+                pa, pb = res.closest_points()
+                p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
+                status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
+                return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status,
+                                method)
     out = epa.run(sa, sb, res.points_a, res.points_b,
                   size=None if shapes is None else contact_size(*shapes))
     calls += out.support_calls
