@@ -63,6 +63,10 @@ MERGE_TOLERANCE = 1e-9
 # Corners whose overlap depth is below −this fraction of the shapes' size are not in contact.
 DEPTH_TOLERANCE = 1e-9
 
+# Both tolerances also allow this fraction of the contact's distance from the origin: the
+# rounding of world coordinates there, with room for the transforms that placed the features.
+COORDINATE_ROUNDING = 1e-14
+
 # Default and largest number of manifold points.
 MAX_POINTS = 4
 
@@ -85,20 +89,25 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     frame = np.array((u, v, n))
     fa = [tuple(map(float, row)) for row in (np.array(support_feature(a, n)) - origin) @ frame.T]
     fb = [tuple(map(float, row)) for row in (np.array(support_feature(b, -n)) - origin) @ frame.T]
-    size = max(max(abs(c) for p in fa + fb for c in p), float(np.max(np.abs(origin))), 1e-300)
-    tol = MERGE_TOLERANCE * size
+    # Tolerances relative to the smaller feature's extent across the contact plane (a corner
+    # allowed outside the smaller one by a fraction of the larger would be off its shape),
+    # plus the rounding of their coordinates (world points, far from the origin, round there).
+    extent_a, extent_b = _spread(fa), _spread(fb)
+    size = max(min(extent_a, extent_b) or max(extent_a, extent_b), 1e-300)
+    rounding = COORDINATE_ROUNDING * float(np.max(np.abs(origin)))
+    tol = MERGE_TOLERANCE * size + rounding
     fa, fb = _unique(fa, tol), _unique(fb, tol)
     if len(fa) == 1 or len(fb) == 1:
         return _single(contact)
     # 3. Clipping on the contact plane.
-    region = _clip(_hull2d([p[:2] for p in fa], tol), _hull2d([p[:2] for p in fb], tol), size)
+    region = _clip(_hull2d([p[:2] for p in fa], tol), _hull2d([p[:2] for p in fb], tol), tol)
     # 4. Depths: A's surface above B's at each corner; the corner goes midway between them.
     surface_a, surface_b = _surface(fa), _surface(fb)
     corners, depths = [], []
     for x, y in region:
         ha, hb = surface_a(x, y), surface_b(x, y)
         depth = ha - hb
-        if depth < -DEPTH_TOLERANCE * size:
+        if depth < -(DEPTH_TOLERANCE * size + rounding):
             continue                          # the surfaces part here: not in contact
         corners.append((x, y, 0.5 * (ha + hb)))
         depths.append(depth if depth > 0.0 else 0.0)
@@ -108,6 +117,12 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     keep = _reduce([c[:2] for c in corners], depths, max_points, size)
     points = origin + np.array([corners[i] for i in keep]) @ frame
     return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls)
+
+
+def _spread(feature):
+    """A feature's extent across the contact plane (its points' x and y ranges)."""
+    xs, ys = [p[0] for p in feature], [p[1] for p in feature]
+    return max(max(xs) - min(xs), max(ys) - min(ys))
 
 
 def _single(contact):
@@ -383,9 +398,9 @@ def _dist(p, q):
     return math.hypot(p[0] - q[0], p[1] - q[1])
 
 
-def _clip(pa, pb, size):
-    """Intersection of two convex 2D shapes (polygons CCW, segments, points) as corner list."""
-    tol = MERGE_TOLERANCE * size
+def _clip(pa, pb, tol):
+    """Intersection of two convex 2D shapes (polygons CCW, segments, points) as corner list;
+    ``tol``: how far outside an edge a point still counts as on it."""
     if len(pa) > len(pb):
         pa, pb = pb, pa
     if len(pa) == 1:
