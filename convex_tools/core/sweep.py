@@ -86,10 +86,12 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     cast = gjk_ray_cast(support_cso, ma + mb, (0.0, 0.0, 0.0), r, end, center, axis)
     hit, t, normal, simplex, weights, iterations, status = cast[:7]
     calls = iterations
+    exact_normal = False    # the cast's normal is trusted (a polytope feature) or was polished
     if hit and t > 0.0:
         polish, probes = needs_polish(support_cso, cast)
         calls += probes
         polished = polish_hit(support_cso, ma + mb, (0.0, 0.0, 0.0), r, cast) if polish else None
+        exact_normal = not polish or polished is not None
         if polished is not None:  # curved D: exact time, normal and witnesses
             t, normal, simplex, weights, extra = polished
             calls += extra
@@ -113,7 +115,8 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
     if t > 0.0 and length > 0.0:
         n = (-nx / length, -ny / length, -nz / length)  # from A toward B
-        a0, b0 = _exact_witnesses(simplex, a0, b0, sa, sb, n, t_r, r, ma + mb, cast.scale)
+        a0, b0 = _exact_witnesses(simplex, a0, b0, sa, sb, n, t_r, r, ma + mb, cast.scale,
+                                  exact_normal)
     else:
         n = (0.0, 0.0, 0.0)
         status = Status.INTERSECTING
@@ -124,17 +127,24 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
                     support_calls=2 * calls, status=status)
 
 
-def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale):
+def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, exact_normal):
     """The witnesses, with a curved side's replaced by its exact support point along n.
 
     When one shape meets the other with a point of a curved surface (an ellipsoid against a
     wall), the simplex holds that shape's support points for a few nearby directions, and their
     blend misses its contact point by ~1e-6 although the time and the normal are exact: the
     contact point there is that shape's support point along the normal, and the other
-    witness follows from b0 - a0 = t r + margin n (the core point of D at the hit).
+    witness follows from b0 - a0 = t r + margin n (the core point of D at the hit). That needs
+    the normal exact (``exact_normal``: trusted or polished; a failed polish leaves it as the
+    cast found it): a normal from the margin is exact only to
+    the cast's tolerance over the margin, 3e-6 for a round box of 1e-6 against a disc of 1,
+    and the support point of a curved rim moves with it by as much. Otherwise the blends
+    stand: each is a point of its shape.
     """
-    ca, cb = _spread(simplex, 3, scale), _spread(simplex, 6, scale)
+    if not exact_normal:
+        return a0, b0
     gap = [t * r[i] + margin * n[i] for i in range(3)]
+    ca, cb = _spread(simplex, 3, scale), _spread(simplex, 6, scale)
     if ca and not cb:
         a0 = list(sa(*n))
         b0 = [a0[i] + gap[i] for i in range(3)]
