@@ -1,0 +1,461 @@
+"""Every public query against its contract (API.md), as an adversarial tester would run them.
+
+Each example builds a pair of shapes of any kind (primitives, hulls — flat, collinear, with
+duplicate points —, composites, a user's plain class), in random poses, at a scale anywhere in
+the supported range (1e-39 to 1e39: ``validation``), the second shape up to 1e6 times larger or
+smaller than the first, placed at random, exactly touching, nearly touching or concentric. Then
+every query runs on it and each answer is checked against what the contract promises:
+
+- no NaN, and no exception inside the supported range;
+- distance >= 0; closest points on their shapes with |point_a - point_b| == distance;
+  ``intersecting`` exactly when the distance is 0; the same distance both ways round;
+- depth >= 0, unit normal, point_a - point_b == depth * normal, contact points on their shapes,
+  and translating A by -depth * normal leaves the shapes touching; EPA's depth is no deeper
+  than MPR's (EPA's is the least); signed_distance agrees with distance and depth;
+- intersect (GJK and MPR) agrees with distance, except within tolerance of touching;
+- contact manifold: unit normal, depths >= 0, each point midway between the two surfaces;
+- ray casts: t in [0, max_t], point == origin + t * direction, a unit outward normal whose plane
+  supports the shape at the point (zero exactly when the ray starts inside), a miss misses;
+- sweeps: t in [0, 1], touching at t and not overlapping, a unit normal (zero at t == 0),
+  and a miss means the swept shape never meets the other;
+- an answer whose status is CONVERGED is never wrong (looser statuses still obey the basic
+  contract: finite, depth >= 0, unit normal).
+
+Outside the supported range the constructors and queries raise a ValueError naming the argument
+and the range. Points are measured against their shapes with GJK from the point: its lower
+bound v·w/|v| (the shape lies beyond the plane through the support point w) certifies how far
+a point is at least outside, whatever GJK's own precision. Distances and depths after a
+translation are measured both ways (GJK's certified lower bound when apart, the least of EPA's
+and MPR's depths when overlapping). The tolerances are relative to the smaller shape where the
+contract is (contact points), to the larger where the answer is a property of both (depth,
+distance), plus the rounding of the coordinates (~1e-16 of their magnitude, allowed 3e-14).
+
+Hypothesis draws the examples (fixed in CI, ``CI=true``): the whole module runs in seconds.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, Hull,
+                               MinkowskiSum, Point, Rectangle, RoundBox, Segment, Sphere, Status,
+                               Transformed, contact_manifold, distance, intersect, penetration,
+                               posed, ray_cast, signed_distance, sweep, sweep_rotating,
+                               translated)
+from convex_tools.core import gjk, validation
+
+from geometry_helpers import random_rotation, rigid
+
+# Contact points lie on their shapes within this fraction of the smaller shape's size ...
+POINT_TOLERANCE = 1e-8
+# ... depths, distances and touching within this fraction of the larger shape's size (the
+# size of A - B, which the algorithms' tolerances are relative to) ...
+SIZE_TOLERANCE = 1e-8
+# ... plus the rounding of coordinates of this magnitude relative to the largest of them (a
+# hundred ulps or so: the manifold's corners go through two frame changes and a plane fit).
+ROUNDING = 3e-14
+
+
+class Octahedron:
+    """A user's shape: a plain class with nothing but ``support_xyz`` (|x|₁ <= r)."""
+
+    def __init__(self, r):
+        self.r = r
+
+    def support_xyz(self, x, y, z):
+        axis = max(range(3), key=lambda i: abs((x, y, z)[i]))
+        p = [0.0, 0.0, 0.0]
+        p[axis] = math.copysign(self.r, (x, y, z)[axis])
+        return p
+
+
+def _points(rng, n, size, rank):
+    """n points of extent ~size spanning a space of dimension ``rank`` (0 to 3)."""
+    basis = np.linalg.qr(rng.normal(size=(3, 3)))[0][:, :rank]
+    p = rng.uniform(-size, size, (n, rank)) @ basis.T if rank else np.zeros((n, 3))
+    return p
+
+
+# Each kind: (name, make(rng, size)) -> a shape of largest dimension ~size in its own frame.
+KINDS = [
+    ("point", lambda rng, s: Point()),
+    ("segment", lambda rng, s: Segment(s)),
+    ("sphere", lambda rng, s: Sphere(s)),
+    ("ellipsoid", lambda rng, s: Ellipsoid(s * rng.uniform(0.3, 1.0, 3))),
+    ("box", lambda rng, s: Box(s * rng.uniform(0.3, 1.0, 3))),
+    ("flat box", lambda rng, s: Box((s, 0.0, 0.5 * s))),
+    ("rectangle", lambda rng, s: Rectangle(s * rng.uniform(0.3, 1.0, 2))),
+    ("disc", lambda rng, s: Disc(s)),
+    ("capsule", lambda rng, s: Capsule(0.4 * s, 0.6 * s)),
+    ("cylinder", lambda rng, s: Cylinder(s * rng.uniform(0.3, 1.0), s * rng.uniform(0.3, 1.0))),
+    ("flat cylinder", lambda rng, s: Cylinder(s, 0.0)),
+    ("cone", lambda rng, s: Cone(s * rng.uniform(0.3, 1.0), s * rng.uniform(0.3, 1.0))),
+    ("round box", lambda rng, s: RoundBox(0.7 * s * rng.uniform(0.3, 1.0, 3), 0.3 * s)),
+    ("hull", lambda rng, s: Hull(_points(rng, 12, s, 3))),
+    ("flat hull", lambda rng, s: Hull(_points(rng, 8, s, 2))),
+    ("collinear hull", lambda rng, s: Hull(_points(rng, 5, s, 1))),
+    ("duplicate-point hull", lambda rng, s: Hull(np.repeat(_points(rng, 4, s, 3), 3, axis=0))),
+    ("minkowski sum", lambda rng, s: MinkowskiSum(Box((0.6 * s,) * 3), Segment(0.4 * s))),
+    ("convex hull of", lambda rng, s: ConvexHullOf(Sphere(0.5 * s),
+                                                   translated(Box((0.3 * s,) * 3), (0.5 * s, 0, 0)))),
+    ("user's class", lambda rng, s: Octahedron(s)),
+]
+KIND_NAMES = [name for name, _ in KINDS]
+PLACEMENTS = ("random", "touching", "nearly touching", "concentric")
+
+# Scales in the supported range (10^k) and size ratios (10^k) of B to A.
+SCALES = st.sampled_from([-39, -30, -13, -6, 0, 0, 0, 3, 6, 13, 30, 38])
+RATIOS = st.sampled_from([-6, -3, -1, 0, 0, 0, 1, 3, 6])
+SETTINGS = settings(max_examples=250, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+class Case:
+    """A pair of posed shapes with their sizes and the tolerances the contract allows them."""
+
+    def __init__(self, kind_a, kind_b, scale_exp, ratio_exp, placement, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        size_a = 10.0 ** scale_exp
+        size_b = size_a * 10.0 ** ratio_exp
+        if size_b > 1e39 or size_b < 1e-39:        # keep both in range (ratios shift the scale)
+            size_a, size_b = size_a / 10.0 ** ratio_exp, size_a
+        self.size_a, self.size_b = size_a, size_b
+        shape_a = dict(KINDS)[kind_a](rng, size_a)
+        shape_b = dict(KINDS)[kind_b](rng, size_b)
+        # Far from the world origin (up to 1e3 sizes away): coordinates round at that magnitude.
+        origin = rng.uniform(-1, 1, 3) * min(max(size_a, size_b) * 10.0 ** rng.integers(0, 4),
+                                             1e39)
+        self.a = Transformed(shape_a, rigid(random_rotation(rng), origin))
+        b0 = Transformed(shape_b, rigid(random_rotation(rng)))
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        if placement == "random":
+            offset = origin + rng.uniform(-1.5, 1.5, 3) * (size_a + size_b)
+        elif placement == "concentric":
+            offset = origin
+        else:
+            # B's support point along -d on A's along d: support planes meeting, shapes touching.
+            offset = self.a.support(d) - b0.support(-d)
+            if placement == "nearly touching":
+                offset = offset + d * max(size_a, size_b) * rng.choice([-1e-9, 1e-9, -1e-6, 1e-6])
+        self.b = Transformed(b0, rigid(translation=offset))
+        self.d = d
+        self.small = min(size_a, size_b)
+        self.large = max(size_a, size_b)
+        self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
+            + 2.0 * self.large
+        self.rounding = ROUNDING * self.coords
+        self.touch = SIZE_TOLERANCE * self.large + self.rounding
+
+    def point_tolerance(self):
+        return POINT_TOLERANCE * self.small + self.rounding
+
+    def describe(self):
+        return f"A {self.a!r}\nB {self.b!r}"
+
+
+def separation(a, b):
+    """A certified lower bound on the distance of a and b (0 if they touch or overlap): GJK's
+    best v·w/|v|, which no precision problem of GJK's can make too large."""
+    run = gjk.run(validation.shape("a", a).support_xyz, validation.shape("b", b).support_xyz,
+                  None, gjk.DISTANCE)
+    return 0.0 if run.intersecting else max(run.lower_bound, 0.0)
+
+
+def off_shape(shape, point):
+    """How far ``point`` lies outside ``shape`` at least (0 inside)."""
+    return separation(shape, translated(Point(), point))
+
+
+def assert_finite(*values):
+    for v in values:
+        assert np.all(np.isfinite(v)), f"non-finite {v}"
+
+
+def assert_unit(n):
+    assert abs(float(np.linalg.norm(n)) - 1.0) <= 1e-12, f"normal {n} is not unit"
+
+
+def assert_on(case, shape, point, what):
+    gap = off_shape(shape, point)
+    assert gap <= case.point_tolerance(), f"{what} is {gap:.3g} off its shape"
+
+
+def overlap(a, b):
+    """How deeply a and b overlap (0 if apart) at most: the least of EPA's and MPR's depths,
+    both boundary points of A − B, so no shallower than the true depth."""
+    depths = [c.depth for c in (penetration(a, b, "epa"), penetration(a, b, "mpr"))
+              if c is not None]
+    return min(depths) if len(depths) == 2 else 0.0
+
+
+def assert_touching(case, a, b, what, slack=0.0):
+    gap = separation(a, b)
+    assert gap <= case.touch + slack, f"{what}: apart by {gap:.3g}"
+    if gap == 0.0:
+        depth = overlap(a, b)
+        assert depth <= case.touch + slack, f"{what}: overlapping by {depth:.3g}"
+
+
+# --- the checks, one per query -------------------------------------------------------------------
+
+def check_distance(case):
+    a, b = case.a, case.b
+    r = distance(a, b)
+    assert_finite(r.distance, r.point_a, r.point_b)
+    assert r.distance >= 0.0
+    assert r.intersecting == (r.distance == 0.0)
+    assert float(np.linalg.norm(r.point_a - r.point_b)) == \
+        pytest.approx(r.distance, abs=case.rounding + 1e-12 * r.distance)
+    if r.intersecting:
+        # A common point: on the smaller shape, within the touching tolerance of the larger.
+        small, large = (a, b) if case.size_a <= case.size_b else (b, a)
+        assert_on(case, small, r.point_a, "the common point")
+        assert off_shape(large, r.point_a) <= case.touch
+    else:
+        assert_on(case, a, r.point_a, "point_a")
+        assert_on(case, b, r.point_b, "point_b")
+    assert distance(b, a).distance == pytest.approx(r.distance, abs=case.touch)
+    if r.distance > case.touch:
+        # The closest points are closest: the gap between the support planes along their
+        # direction (a lower bound on the distance) meets it. (Not when they touch: then the
+        # direction is rounding noise. Nearly touching, it is off by the points' rounding over
+        # the distance, and a support plane tilted by that moves by as much times the size.)
+        n = (r.point_b - r.point_a) / r.distance
+        lower = float(b.support(-n) @ n - a.support(n) @ n)
+        slack = case.touch + case.large * case.rounding / r.distance
+        assert lower == pytest.approx(r.distance, abs=slack)
+    return r
+
+
+def check_contact(case, c, method):
+    a, b = case.a, case.b
+    assert_finite(c.depth, c.normal, c.point_a, c.point_b)
+    assert c.depth >= 0.0
+    assert_unit(c.normal)
+    np.testing.assert_allclose(c.point_a - c.point_b, c.depth * c.normal, rtol=0,
+                               atol=case.rounding + 1e-12 * c.depth)
+    if c.status is Status.TOUCHING:
+        # Touching within the tolerance (of the larger shape): one point between them.
+        assert c.depth == 0.0
+        assert off_shape(a, c.point_a) <= case.touch and off_shape(b, c.point_b) <= case.touch
+        return
+    if c.status is not Status.CONVERGED:
+        return          # the status says the answer is not exact; the basics above still hold
+    assert_on(case, a, c.point_a, f"{method} point_a")
+    assert_on(case, b, c.point_b, f"{method} point_b")
+    assert_touching(case, translated(a, -c.depth * c.normal), b, f"{method} translated")
+
+
+def check_penetration(case, r):
+    contacts = {m: penetration(case.a, case.b, m) for m in ("epa", "mpr", "hybrid")}
+    for method, c in contacts.items():
+        if c is None:
+            # Apart (or touching within rounding): distance agrees.
+            assert r.distance >= -case.touch or r.intersecting
+            if r.intersecting:
+                assert overlap(case.a, case.b) <= case.touch
+            continue
+        assert r.intersecting or r.distance <= case.touch, f"{method}: overlap but apart"
+        check_contact(case, c, method)
+    epa_c, mpr_c = contacts["epa"], contacts["mpr"]
+    if epa_c is not None and mpr_c is not None and epa_c.status is Status.CONVERGED:
+        assert epa_c.depth <= mpr_c.depth + case.touch + 1e-3 * epa_c.depth, \
+            "EPA deeper than MPR's estimate"
+    s = signed_distance(case.a, case.b)
+    assert math.isfinite(s)
+    if not r.intersecting:
+        assert s == pytest.approx(r.distance, abs=case.touch)
+    elif epa_c is not None and epa_c.status is Status.CONVERGED:
+        assert s == pytest.approx(-epa_c.depth, abs=case.touch + 1e-3 * epa_c.depth)
+    return epa_c
+
+
+def check_intersect(case, r):
+    for method in ("gjk", "mpr"):
+        hit = intersect(case.a, case.b, method)
+        if r.distance > case.touch:
+            assert not hit, f"intersect {method}: apart by {r.distance:.3g} but intersecting"
+        elif r.intersecting and overlap(case.a, case.b) > case.touch:
+            assert hit, f"intersect {method}: overlapping but not intersecting"
+
+
+def check_manifold(case, contact):
+    m = contact_manifold(case.a, case.b)
+    if contact is None:
+        assert m is None
+        return
+    assert m is not None
+    assert_finite(m.normal, m.points, m.depths)
+    assert_unit(m.normal)
+    assert len(m.points) >= 1 and np.all(m.depths >= 0.0)
+    if contact.status is not Status.CONVERGED:
+        return
+    # Each corner lies midway between the surfaces: half its depth along ±n reaches each shape.
+    for p, depth in zip(m.points, m.depths):
+        assert_on(case, case.a, p + 0.5 * depth * m.normal, "manifold point on A")
+        assert_on(case, case.b, p - 0.5 * depth * m.normal, "manifold point on B")
+
+
+def check_ray(case):
+    a, rng = case.a, case.rng
+    centre = np.asarray(a.center_xyz())
+    origin = centre + rng.normal(size=3) * case.size_a * 3.0
+    target = centre + rng.normal(size=3) * case.size_a * 0.5
+    direction = (target - origin) * 10.0 ** rng.integers(-3, 4)
+    max_t = float(rng.choice([math.inf, 1.0 / float(np.max(np.abs(direction))) * case.size_a]))
+    hit = ray_cast(a, origin, direction, max_t=max_t)
+    if hit is None:
+        # A miss: the segment of the ray up to max_t (or past the shape's bounding sphere about
+        # its centre) does not meet it.
+        past = (float(np.linalg.norm(origin - centre)) + 3.0 * case.size_a) \
+            / float(np.linalg.norm(direction))
+        end = min(max_t, past)
+        segment = ConvexHullOf(translated(Point(), origin),
+                               translated(Point(), origin + end * direction))
+        if separation(a, segment) == 0.0:
+            assert overlap(a, segment) <= case.touch, "the ray missed the shape it crosses"
+        return
+    assert_finite(hit.t, hit.point, hit.normal)
+    assert 0.0 <= hit.t <= max_t
+    np.testing.assert_allclose(hit.point, origin + hit.t * direction, rtol=0,
+                               atol=case.rounding)
+    assert_on(case, a, hit.point, "ray hit")
+    if hit.t == 0.0:
+        assert not np.any(hit.normal)
+        assert off_shape(a, origin) <= case.point_tolerance()
+        return
+    assert_unit(hit.normal)
+    assert float(hit.normal @ direction) <= 0.0, "the ray leaves through its hit"
+    if hit.status is Status.CONVERGED:
+        # The normal's plane through the hit supports the shape (convexity).
+        assert float(a.support(hit.normal) @ hit.normal - hit.point @ hit.normal) <= \
+            SIZE_TOLERANCE * case.size_a + case.rounding
+
+
+def check_sweep(case):
+    a, b, rng = case.a, case.b, case.rng
+    motion = (np.asarray(b.center_xyz()) - np.asarray(a.center_xyz()) + rng.normal(size=3)
+              * (case.size_a + case.size_b)) * rng.uniform(0.2, 2.0)
+    if not np.any(motion):
+        return
+    hit = sweep(a, b, motion)
+    swept = MinkowskiSum(a, ConvexHullOf(Point(), translated(Point(), motion)))
+    slack = SIZE_TOLERANCE * float(np.linalg.norm(motion))
+    if hit is None:
+        if separation(swept, b) == 0.0:
+            assert overlap(swept, b) <= case.touch + slack, "the sweep missed a contact"
+        return
+    assert_finite(hit.t, hit.point, hit.normal)
+    assert 0.0 <= hit.t <= 1.0
+    if hit.t == 0.0:
+        assert not np.any(hit.normal)
+        return
+    assert_unit(hit.normal)
+    moved = translated(a, hit.t * motion)
+    assert_touching(case, moved, b, "sweep at t", slack)
+    # The contact point is between the shapes at t, which touch within the tolerance of the
+    # larger: within that of both.
+    assert off_shape(moved, hit.point) <= case.touch + slack, "sweep point off A"
+    assert off_shape(b, hit.point) <= case.touch + slack, "sweep point off B"
+
+
+def check_sweep_rotating(case):
+    a, b, rng = case.a, case.b, case.rng
+    start = rigid()
+    turn = random_rotation(rng)
+    end = rigid(turn, (np.asarray(b.center_xyz()) - np.asarray(a.center_xyz())) * 0.5)
+    hit = sweep_rotating(a, start, end, b)
+    if hit is None:
+        return
+    assert_finite(hit.t, hit.point, hit.normal)
+    assert 0.0 <= hit.t <= 1.0
+    if hit.t == 0.0:
+        assert not np.any(hit.normal)
+    else:
+        assert_unit(hit.normal)
+
+
+# Examples these checks found, each failing before its fix, replayed on every run:
+FOUND = [
+    # GJK stalled on a slab 1e-6 as thick as wide (a disc through a small cone): apart by 5e5.
+    ("cone", "flat cylinder", 6, 6, "concentric", 3331021768),
+    # A sliver simplex (a far vertex with weight 1e-7) cancelled against the answer: a sweep
+    # of two polytopes ended NO_PROGRESS 1e-7 of their size apart.
+    ("user's class", "box", 0, 3, "nearly touching", 3552848710),
+    # Touching within tolerance, the depth clamped to 0 but the points kept apart.
+    ("flat cylinder", "round box", 0, 3, "touching", 2217190535),
+    # The normal normalised by |v| instead of the points' own distance: not unit (1 + 8e-9).
+    ("capsule", "cone", 0, 6, "nearly touching", 8834073),
+    # Cores touching at the rounding of their coordinates: v was noise, taken as the normal.
+    ("flat hull", "sphere", -13, 6, "concentric", 2772900504),
+    # The polish's residual split evenly moved a point shape's contact point off the point.
+    ("point", "ellipsoid", 0, 3, "concentric", 3332246458),
+    # Manifold clip tolerances relative to coordinates (1e-9 of 6e15) and to the larger
+    # feature let corners off the smaller shape.
+    ("hull", "round box", 13, 0, "concentric", 3482472613),
+    ("user's class", "cone", 0, 3, "concentric", 939455401),
+    # A sweep's witness replaced by a rim's support point along an unpolished normal: 2e-6 off
+    # a round box of 1e-6.
+    ("flat cylinder", "round box", 0, -6, "nearly touching", 368690673),
+    # distance's common point of overlapping shapes taken on the larger shape, off the smaller.
+    ("collinear hull", "flat hull", 0, -6, "concentric", 1840391397),
+]
+
+
+@SETTINGS
+@given(st.sampled_from(KIND_NAMES), st.sampled_from(KIND_NAMES), SCALES, RATIOS,
+       st.sampled_from(PLACEMENTS), st.integers(0, 2**32 - 1))
+def test_every_query_keeps_its_contract(kind_a, kind_b, scale, ratio, placement, seed):
+    case = Case(kind_a, kind_b, scale, ratio, placement, seed)
+    r = check_distance(case)
+    contact = check_penetration(case, r)
+    check_intersect(case, r)
+    check_manifold(case, contact)
+    check_ray(case)
+    check_sweep(case)
+    check_sweep_rotating(case)
+
+
+@pytest.mark.parametrize("kind_a, kind_b, scale, ratio, placement, seed", FOUND)
+def test_examples_found_keep_the_contract(kind_a, kind_b, scale, ratio, placement, seed):
+    test_every_query_keeps_its_contract.hypothesis.inner_test(kind_a, kind_b, scale, ratio,
+                                                              placement, seed)
+
+
+# --- outside the supported range ----------------------------------------------------------------
+
+@pytest.mark.parametrize("exponent", [41, 100, 300, -41, -100, -300])
+@pytest.mark.parametrize("kind", KIND_NAMES)
+def test_shapes_outside_the_range_are_a_value_error_naming_the_argument(kind, exponent):
+    if kind == "point":         # a point has no size: placed far away, or scaled to nothing
+        with pytest.raises(ValueError, match="supported range"):
+            if exponent > 0:
+                posed(Point(), translation=(10.0 ** exponent, 0, 0))
+            else:
+                posed(Point(), scale=10.0 ** exponent)
+        return
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="supported range") as error:
+        shape = dict(KINDS)[kind](rng, 10.0 ** exponent)
+        distance(shape, Box((1, 1, 1)))
+    assert str(validation.MAX_COORDINATE if exponent > 0 else validation.MIN_SIZE).replace(
+        "+", "") in str(error.value).replace("+", "")
+
+
+@pytest.mark.parametrize("make, argument", [
+    (lambda: posed(Box((1, 1, 1)), translation=(1e300, 0, 0)), "translation"),
+    (lambda: posed(Box((1, 1, 1)), scale=1e-300), "matrix"),
+    (lambda: Transformed(Sphere(1e30), np.diag([1e20, 1e20, 1e20, 1])), "matrix"),
+    (lambda: ray_cast(Box((1, 1, 1)), (0, 0, 1e300), (0, 0, -1)), "origin"),
+    (lambda: ray_cast(Box((1, 1, 1)), (0, 0, 5), (0, 0, -1e300)), "direction"),
+    (lambda: sweep(Box((1, 1, 1)), Box((1, 1, 1)), (1e300, 0, 0)), "translation_a"),
+    (lambda: Hull([[0, 0, 0], [1e300, 0, 0], [0, 1, 0]]), "points"),
+])
+def test_out_of_range_arguments_name_themselves_and_the_range(make, argument):
+    with pytest.raises(ValueError, match=rf"{argument}.*supported range"):
+        make()
