@@ -197,7 +197,15 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                 vv = new_vv
             break
         vv = new_vv
-    return GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
+    res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
+    if status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) and lower <= 0.0 and \
+            vv <= touching_tolerance(res.scale, res.reach) ** 2:
+        # Stalled within the touching tolerance of the origin and never certified apart: on a
+        # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
+        # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
+        # tell (``intersect`` says so too).
+        res.status = Status.TOUCHING
+    return res
 
 
 
