@@ -46,6 +46,7 @@ from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc,
                                posed, ray_cast, signed_distance, sweep, sweep_rotating,
                                translated)
 from convex_tools.core import gjk, validation
+from convex_tools.core.sweep import ADVANCE_TOLERANCE, _RigidMotion
 
 from geometry_helpers import random_rotation, rigid
 
@@ -392,8 +393,16 @@ def check_sweep_rotating(case):
     assert 0.0 <= hit.t <= 1.0
     if hit.t == 0.0:
         assert not np.any(hit.normal)
-    else:
-        assert_unit(hit.normal)
+        return
+    assert_unit(hit.normal)
+    if hit.status is Status.CONVERGED:
+        # A in its pose at t touches B: conservative advancement stops within its tolerance of
+        # the shapes' size, their radii about their pose origins (here the world origin, up to
+        # 1e3 sizes away).
+        motion_a = _RigidMotion("a", start, end, validation.shape("a", a))
+        motion_b = _RigidMotion("b", None, None, validation.shape("b", b))
+        slack = ADVANCE_TOLERANCE * (motion_a.radius + motion_b.radius)
+        assert_touching(case, motion_a.at(hit.t), b, "rotating sweep at t", slack)
 
 
 # Examples these checks found, each failing before its fix (all but the last on the code before
@@ -421,6 +430,9 @@ FOUND = [
     ("flat cylinder", "round box", 0, -6, "nearly touching", 368690673),
     # distance's common point of overlapping shapes taken on the larger shape, off the smaller.
     ("collinear hull", "flat hull", 0, -6, "concentric", 1840391397),
+    # A disc 2e7 from the origin: GJK's tetrahedron in its plane had a noise height, passed
+    # the flatness test, and Cramer's weights put the "common" point 0.03 off the point inside.
+    ("point", "flat cylinder", 6, -3, "concentric", 2978787551),
     # GJK stalled 6e-11 from the origin on a needle (a segment around a cone 1e-6 across)
     # and reported the shapes apart, though they overlap by 3e-7 (signed_distance said so).
     ("collinear hull", "cone", 0, -6, "concentric", 1706867267),

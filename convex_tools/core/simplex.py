@@ -24,6 +24,9 @@ FLAT_TRIANGLE_SIN2 = 1e-18
 # A tetrahedron counts as flat when |volume| is below this fraction of the product of its edge
 # lengths (the volume of the box they span): its faces then carry the answer.
 FLAT_TETRAHEDRON_RATIO = 1e-12
+# The origin counts as inside a tetrahedron only if its weights reproduce it to this fraction
+# of the longest edge (a rounding-level check of Cramer's rule).
+INSIDE_RESIDUAL = 1e-10
 # The answer is solved again from the simplex's point nearest the origin when the first point
 # is more than sqrt(this) = 1e4 times longer than the answer (their cancellation would cost
 # that factor of the answer's precision).
@@ -180,8 +183,20 @@ def _tetrahedron(p0, p1, p2, p3):
         l3 = -(ax * c3x + ay * c3y + az * c3z) / vol
         l0 = 1.0 - l1 - l2 - l3
         if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0 and l3 >= 0.0:
-            return (0.0, 0.0, 0.0), [l0, l1, l2, l3]
-        outside = [i for i, l in enumerate((l0, l1, l2, l3)) if l < 0.0]
+            # The weights must put the origin where they say: a tetrahedron flat to the
+            # rounding of coordinates much larger than itself (a disc far from the origin)
+            # passes the volume test with a noise height, and Cramer's rule then gives weights
+            # off by O(1). Then its faces carry the answer.
+            rx = l1 * e1x + l2 * e2x + l3 * e3x + ax
+            ry = l1 * e1y + l2 * e2y + l3 * e3y + ay
+            rz = l1 * e1z + l2 * e2z + l3 * e3z + az
+            longest = max(e1x * e1x + e1y * e1y + e1z * e1z, e2x * e2x + e2y * e2y + e2z * e2z,
+                          e3x * e3x + e3y * e3y + e3z * e3z)
+            if rx * rx + ry * ry + rz * rz <= INSIDE_RESIDUAL * INSIDE_RESIDUAL * longest:
+                return (0.0, 0.0, 0.0), [l0, l1, l2, l3]
+            outside = (0, 1, 2, 3)
+        else:
+            outside = [i for i, l in enumerate((l0, l1, l2, l3)) if l < 0.0]
     pts = (p0, p1, p2, p3)
     best_v, best_w, best_d = None, None, float("inf")
     for i in outside:
