@@ -229,6 +229,10 @@ def distance(a, b, cache: SeparationCache | None = None,
 
     ``cache`` (a ``SeparationCache``) warm-starts the search from the last ``v`` of this pair;
     ``rel_tolerance`` bounds the relative error of the distance on curved shapes.
+
+    Supported range (``validation``): shapes within ±1e40 of the origin, non-zero sizes from
+    1e-40; the distance is exact to 1e-10 of the size of A − B there, and the points lie on
+    their shapes.
     """
     a = validation.shape("a", a)
     b = validation.shape("b", b)
@@ -283,7 +287,9 @@ def distance(a, b, cache: SeparationCache | None = None,
 
 def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     """True when ``a`` and ``b`` overlap or touch: separating-axis GJK with its early out,
-    warm-started by ``cache`` (``queries.intersect`` chooses between this and MPR)."""
+    warm-started by ``cache`` (``queries.intersect`` chooses between this and MPR). Touching
+    is decided to 1e-10 of the size of A − B at any scale of the supported range
+    (``validation``)."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
     res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)

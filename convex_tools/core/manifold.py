@@ -72,7 +72,9 @@ MAX_POINTS = 4
 
 
 def contact_manifold(a, b, max_points: int = MAX_POINTS):
-    """Contact region of ``a`` and ``b`` as a ``Manifold``; None if they are apart."""
+    """Contact region of ``a`` and ``b`` as a ``Manifold``; None if they are apart. Tolerances
+    are relative to the smaller contact feature at any scale of the supported range
+    (``validation``)."""
     if not isinstance(max_points, (int, np.integer)) or max_points < 1:
         raise ValueError(f"max_points must be a positive integer, got {max_points!r}")
     a = validation.shape("a", a)

@@ -203,6 +203,7 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
     (the distance is convex in t), with rotation it is Mirtich's bound along the current normal.
     Stops when d <= ``ADVANCE_TOLERANCE`` times the shapes' size (status CONVERGED), when t
     passes 1 or μ <= 0 (no contact: ``None``), or after ``MAX_ADVANCE_STEPS`` (ITERATION_LIMIT).
+    Poses must keep the shapes in the supported range (``validation``: ±1e40).
     """
     a = validation.shape("a", a)
     b = validation.shape("b", b)
