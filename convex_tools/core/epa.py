@@ -582,29 +582,34 @@ def polished_points(pa, pb, depth, n, probed, scale):
     if depth + along >= 0.0:
         depth += along
         rx, ry, rz = rx - along * n[0], ry - along * n[1], rz - along * n[2]
-    r = (rx, ry, rz)
-    probes = probed[3]
-    take_b = _slide(r, [pb] + [p[3] for p in probes])
-    rest = _sub(r, take_b)
-    take_a = _slide(rest, [pa] + [p[2] for p in probes])
-    hx, hy, hz = (0.5 * c for c in _sub(rest, take_a))
-    pa = (pa[0] - take_a[0] - hx, pa[1] - take_a[1] - hy, pa[2] - take_a[2] - hz)
-    pb = (pb[0] + take_b[0] + hx, pb[1] + take_b[1] + hy, pb[2] + take_b[2] + hz)
+    (_, _, a1, b1, _), (_, _, a2, b2, _) = probed[3]
+    bx, by, bz = _slide(rx, ry, rz, pb, b1, b2)
+    rx, ry, rz = rx - bx, ry - by, rz - bz
+    ax, ay, az = _slide(rx, ry, rz, pa, a1, a2)
+    hx, hy, hz = 0.5 * (rx - ax), 0.5 * (ry - ay), 0.5 * (rz - az)
+    pa = (pa[0] - ax - hx, pa[1] - ay - hy, pa[2] - az - hz)
+    pb = (pb[0] + bx + hx, pb[1] + by + hy, pb[2] + bz + hz)
     return depth, pa, pb
 
 
-def _slide(r, points):
+def _slide(rx, ry, rz, p, q1, q2):
     """The part of the sideways residual r a shape can take at a polished contact, from its
-    support points there (see ``polished_points``): all of it on a curved patch (its points
-    span two directions), the part along an edge (one), none at a vertex."""
-    basis = _span_basis(points)
-    if len(basis) >= 2:
-        return r
-    if not basis:
-        return (0.0, 0.0, 0.0)
-    u = basis[0]
-    c = _dot(r, u)
-    return (c * u[0], c * u[1], c * u[2])
+    support point p and the two probes' q1, q2 (see ``polished_points``): all of it on a
+    curved patch (the probes moved two ways), the part along an edge (one way), none at a
+    vertex. Written out: every polished answer pays it."""
+    px, py, pz = p
+    ax, ay, az = q1[0] - px, q1[1] - py, q1[2] - pz
+    bx, by, bz = q2[0] - px, q2[1] - py, q2[2] - pz
+    aa, bb = ax * ax + ay * ay + az * az, bx * bx + by * by + bz * bz
+    if aa < bb:
+        ax, ay, az, aa, bx, by, bz, bb = bx, by, bz, bb, ax, ay, az, aa
+    if aa == 0.0:
+        return 0.0, 0.0, 0.0                         # a vertex: it did not move
+    cx, cy, cz = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    if cx * cx + cy * cy + cz * cz > DEGENERATE_SIN2 * aa * bb and bb > 0.0:
+        return rx, ry, rz                            # moved two ways: a curved patch
+    c = (rx * ax + ry * ay + rz * az) / aa           # one way: along that line
+    return c * ax, c * ay, c * az
 
 
 def _touching(poly, normal, weights) -> EPAResult:
@@ -680,30 +685,25 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
 
 
 def _in_span(r, points):
-    """The part of r in the span of the differences of ``points`` (up to three)."""
-    x = y = z = 0.0
-    for u in _span_basis(points):
-        c = _dot(r, u)
-        x, y, z = x + c * u[0], y + c * u[1], z + c * u[2]
-    return (x, y, z)
-
-
-def _span_basis(points):
-    """An orthonormal basis of the span of the differences of ``points`` (Gram–Schmidt),
-    skipping differences that are rounding-level against the largest (repeated points)."""
-    p0 = points[0]
-    edges = [_sub(p, p0) for p in points[1:]]
-    longest = max([_norm2(e) for e in edges] + [0.0])
-    basis = []
-    for e in edges:
-        for u in basis:
-            c = _dot(e, u)
-            e = (e[0] - c * u[0], e[1] - c * u[1], e[2] - c * u[2])
-        ee = _norm2(e)
-        if ee > DEGENERATE_SIN2 * longest and ee > 0.0 and len(basis) < 3:
-            s = 1.0 / math.sqrt(ee)
-            basis.append((e[0] * s, e[1] * s, e[2] * s))
-    return basis
+    """The part of r in the span of the differences of three ``points``: the plane of their
+    triangle, the line of a degenerate one (its longest edge), nothing for one point.
+    (Written out: every EPA answer from a portal may pay it.)"""
+    (px, py, pz), q1, q2 = points
+    ax, ay, az = q1[0] - px, q1[1] - py, q1[2] - pz
+    bx, by, bz = q2[0] - px, q2[1] - py, q2[2] - pz
+    aa, bb = ax * ax + ay * ay + az * az, bx * bx + by * by + bz * bz
+    if aa < bb:
+        ax, ay, az, aa, bx, by, bz, bb = bx, by, bz, bb, ax, ay, az, aa
+    if aa == 0.0:
+        return (0.0, 0.0, 0.0)
+    rx, ry, rz = r
+    nx, ny, nz = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    nn = nx * nx + ny * ny + nz * nz
+    if nn > DEGENERATE_SIN2 * aa * bb and nn > 0.0:
+        c = (rx * nx + ry * ny + rz * nz) / nn          # the plane: r less its normal part
+        return (rx - c * nx, ry - c * ny, rz - c * nz)
+    c = (rx * ax + ry * ay + rz * az) / aa              # the line of the longest edge
+    return (c * ax, c * ay, c * az)
 
 
 def _split_residual(pa, pb, depth, n):

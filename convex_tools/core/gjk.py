@@ -29,7 +29,7 @@ import numpy as np
 from . import validation
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed
-from .simplex import closest_to_origin, combine
+from .simplex import CANCELLATION_RATIO, combine, from_nearest, solve
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -56,7 +56,7 @@ COORDINATE_ROUNDING = 1e-15
 # A step that does not shorten v ends the search (NO_PROGRESS: rounding stalled it) at once
 # only when the duality gap |v|² − v·w is below this fraction of |v|²; with a larger gap the
 # step may have been just below the rounding of a thin simplex, and the search goes on for up
-# to STALL_RETRIES such steps.
+# to STALL_RETRIES such steps per query.
 STALL_GAP = 1e-3
 STALL_RETRIES = 2
 
@@ -130,7 +130,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     sqrt = math.sqrt
     calls = 0
     best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
-    stalls = 0             # steps in a row that did not shorten v (see STALL_GAP)
+    stalls = 0             # steps that did not shorten v although the gap was large
     while calls < max_iterations:
         # Support point of A − B along −v.
         a = support_a(-vx, -vy, -vz)
@@ -164,29 +164,33 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         W.append(w)
         A.append(a)
         B.append(b)
-        (vx, vy, vz), lam = closest_to_origin(W)
+        (vx, vy, vz), lam = solve(W)
+        new_vv = vx * vx + vy * vy + vz * vz
+        if new_vv * CANCELLATION_RATIO < max_w2 and (new_vv > 0.0 or len(W) < 4):
+            # v is 1e4 times shorter than the simplex: the solve (relative to its first point)
+            # may have cancelled (``simplex.closest_to_origin``); again from the nearest point.
+            (vx, vy, vz), lam = from_nearest(W)
+            new_vv = vx * vx + vy * vy + vz * vz
         if 0.0 in lam:                 # keep the smallest sub-simplex that expresses v
             keep = [i for i, l in enumerate(lam) if l > 0.0]
             W = [W[i] for i in keep]
             A = [A[i] for i in keep]
             B = [B[i] for i in keep]
             lam = [lam[i] for i in keep]
-        new_vv = vx * vx + vy * vy + vz * vz
         if len(W) == 4 or new_vv <= CONTAINMENT_TOLERANCE * max_w2:
             status = Status.INTERSECTING if len(W) == 4 or new_vv == 0.0 else Status.TOUCHING
             vv = new_vv
             break
-        if new_vv >= vv and vv - vw > STALL_GAP * vv and stalls < STALL_RETRIES:
-            # No descent although the duality gap is still large: the step was below the
-            # rounding of the simplex (a CSO as thin as 1e-6 of its width: a disc through a
-            # small cone), and the next support point, across the slab, decides. Go on, a
-            # few times (with the origin just inside a curved C the gap stays large too, and
-            # there the stall is real).
-            stalls += 1
-            vv = new_vv
-            continue
-        stalls = 0 if new_vv < vv else stalls
-        if new_vv >= vv:               # rounding stalled the descent: v is as good as it gets
+        if new_vv >= vv:               # rounding stalled the descent
+            if vv - vw > STALL_GAP * vv and stalls < STALL_RETRIES:
+                # ... although the duality gap is still large: the step was below the
+                # rounding of the simplex (a CSO as thin as 1e-6 of its width: a disc through a
+                # small cone), and the next support point, across the slab, decides. Go on, a
+                # few times (with the origin just inside a curved C the gap stays large too,
+                # and there the stall is real).
+                stalls += 1
+                vv = new_vv
+                continue
             status = Status.NO_PROGRESS
             # On a flat valley of a curved CSO, v can drift sideways at constant |v| and loosen
             # the bounds it had: end on the state whose duality gap was smallest.

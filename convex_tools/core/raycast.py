@@ -78,7 +78,7 @@ from . import validation
 from .results import RayHit, Status
 from .shapes import (Box, Capsule, Cone, Cylinder, Disc, Ellipsoid, Point, Rectangle, Segment,
                      Sphere, Transformed)
-from .simplex import closest_to_origin
+from .simplex import CANCELLATION_RATIO, from_nearest, solve
 
 # Termination: x counts as inside the shape once ||v|| - margin <= RELATIVE_TOLERANCE * ρ, with
 # ρ = max ||x - p|| over the simplex (seed 004 §4 with ε_tol = RELATIVE_TOLERANCE²), floored by
@@ -299,8 +299,13 @@ def gjk_ray_cast(support, margin, origin, direction, max_t, center, axis=None):
         candidates = simplex if repeated else simplex + [p]
         previous_vv = vv
         points = [(xx - q[0], xy - q[1], xz - q[2]) for q in candidates]
-        (vx, vy, vz), w = closest_to_origin(points)
+        (vx, vy, vz), w = solve(points)
         vv = vx * vx + vy * vy + vz * vz
+        if vv * CANCELLATION_RATIO < size2 and (vv > 0.0 or len(points) < 4):
+            # v is 1e4 times shorter than the shape: the solve (relative to its first point)
+            # may have cancelled (``simplex.closest_to_origin``); again from the nearest point.
+            (vx, vy, vz), w = from_nearest(points)
+            vv = vx * vx + vy * vy + vz * vz
         if not advanced and vv >= previous_vv:
             # x did not move, so in exact arithmetic GJK would shorten v. It did not: the
             # sub-algorithm's rounding floor on thin simplices near smooth surfaces without a

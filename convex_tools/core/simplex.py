@@ -34,53 +34,55 @@ CANCELLATION_RATIO = 1e8
 
 
 def closest_to_origin(points):
+    v, w = solve(points)
+    # Each case works relative to its first point, the answer being that point plus weighted
+    # edges. When the answer is much shorter than that point, they cancel: on a sliver simplex
+    # of a large shape beside a small one the answer is then only ~1e-7 accurate relative to
+    # the simplex's size. Solve again from the point nearest the origin. (GJK's and the ray
+    # cast's loops make this test themselves, on lengths they have at hand.)
+    p = points[0]
+    if cancels(v[0] * v[0] + v[1] * v[1] + v[2] * v[2], p[0] * p[0] + p[1] * p[1] + p[2] * p[2],
+               len(points)):
+        return from_nearest(points)
+    return v, w
+
+
+def cancels(vv: float, size2: float, n: int) -> bool:
+    """Whether an answer of squared length ``vv`` from ``n`` points up to sqrt(``size2``) from
+    the origin lost precision to cancellation (and ``from_nearest`` should solve again). Not
+    for a tetrahedron holding the origin: the answer is then exactly zero."""
+    return vv * CANCELLATION_RATIO < size2 and (vv > 0.0 or n < 4)
+
+
+def solve(points):
+    """``closest_to_origin`` relative to the first point as given (no cancellation check)."""
     n = len(points)
     if n == 1:
         return points[0], [1.0]
     if n == 2:
-        v, w = _segment(points[0], points[1])
-    elif n == 3:
-        v, w = _triangle(points[0], points[1], points[2])
-    elif n == 4:
-        v, w = _tetrahedron(points[0], points[1], points[2], points[3])
-    else:
-        raise ValueError(f"a simplex has 1 to 4 points, got {n}")
-    # Each case works relative to its first point, the answer being that point plus weighted
-    # edges. When the answer is much shorter than that point, they cancel: on a sliver simplex
-    # of a large shape beside a small one the answer is then only ~1e-7 accurate relative to
-    # the simplex's size. Solve again from the point nearest the origin.
-    # (Not when the origin is inside a tetrahedron: the answer is then exactly zero.)
-    p = points[0]
-    vv = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
-    if vv * CANCELLATION_RATIO < p[0] * p[0] + p[1] * p[1] + p[2] * p[2] and \
-            (vv > 0.0 or n < 4):
-        return _from_nearest(points)
-    return v, w
+        return _segment(points[0], points[1])
+    if n == 3:
+        return _triangle(points[0], points[1], points[2])
+    if n == 4:
+        return _tetrahedron(points[0], points[1], points[2], points[3])
+    raise ValueError(f"a simplex has 1 to 4 points, got {n}")
 
 
-def _from_nearest(points):
+def from_nearest(points):
     """``closest_to_origin`` with the point nearest the origin first (weights back in order)."""
     d = [p[0] * p[0] + p[1] * p[1] + p[2] * p[2] for p in points]
     k = d.index(min(d))
     n = len(points)
+    if k == 0:
+        return solve(points)
     order = [k] + [i for i in range(n) if i != k]
     if n == 4 and k % 2 == 1:
         order[2], order[3] = order[3], order[2]     # an even permutation: same orientation
-    v, w = closest_to_origin_ordered([points[i] for i in order])
+    v, w = solve([points[i] for i in order])
     out = [0.0] * n
     for j, i in enumerate(order):
         out[i] = w[j]
     return v, out
-
-
-def closest_to_origin_ordered(points):
-    """``closest_to_origin`` relative to the first point as given."""
-    n = len(points)
-    if n == 2:
-        return _segment(points[0], points[1])
-    if n == 3:
-        return _triangle(points[0], points[1], points[2])
-    return _tetrahedron(points[0], points[1], points[2], points[3])
 
 
 def _segment(p, q):
