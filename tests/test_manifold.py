@@ -10,8 +10,8 @@ from convex_tools.core.hull import Hull
 from convex_tools.core.manifold import contact_manifold, sample_feature, support_feature
 from convex_tools.core.penetration import penetration
 from convex_tools.core.results import Manifold
-from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, MinkowskiSum, RoundBox,
-                                      Sphere, posed, translated)
+from convex_tools.core.shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, MinkowskiSum,
+                                      RoundBox, Sphere, posed, translated)
 
 from geometry_helpers import rotation
 
@@ -211,3 +211,13 @@ def test_random_box_pairs_points_lie_between_the_surfaces(seed):
         # (the clipper admits points within its merge tolerance of an edge, for coincident edges)
         assert np.all(np.abs(on_a) <= ha + 1e-8)
         assert np.all(np.abs(on_b) <= hb + 1e-8)
+
+
+def test_tiny_shapes_keep_their_features():
+    # Found by adversarial probing: "level with the top" allowed 1e-12 in model units, so at a
+    # scale of 1e-13 a hull of a sphere and a box took the box's face, 0.2 of the size below
+    # the sphere's top, into its feature. The allowance is now relative to the coordinates.
+    for s in (1e-13, 1.0):
+        shape = ConvexHullOf(Sphere(0.5 * s), translated(Box((0.3 * s,) * 3), (0.5 * s, 0, 0)))
+        feature = support_feature(shape, np.array((0.0, 0.0, 1.0)))
+        np.testing.assert_allclose(feature, [(0.0, 0.0, 0.5 * s)], rtol=0, atol=1e-15 * s)

@@ -67,6 +67,10 @@ DEPTH_TOLERANCE = 1e-9
 # rounding of world coordinates there, with room for the transforms that placed the features.
 COORDINATE_ROUNDING = 1e-14
 
+# Points count as level with the top of a feature within this fraction of their coordinates'
+# magnitude (rounding; there is no tolerance in model units, so tiny shapes keep their features).
+BAND_ROUNDING = 1e-12
+
 # Default and largest number of manifold points.
 MAX_POINTS = 4
 
@@ -220,11 +224,12 @@ def _band(points, d):
     i = max(range(len(points)), key=heights.__getitem__)
     top, height = points[i], heights[i]
     slope = math.tan(FEATURE_ANGLE)
+    rounding = BAND_ROUNDING * max(float(np.max(np.abs(p))) for p in points)
     out = []
     for p, y in zip(points, heights):
         lateral = p - top
         lateral = float(np.linalg.norm(lateral - np.dot(lateral, d) * d))
-        if height - y <= slope * lateral + 1e-12 * max(abs(height), 1.0):
+        if height - y <= slope * lateral + rounding:
             out.append(p)
     return out
 
@@ -309,7 +314,8 @@ def _band_indices(vertices, heights, top, d):
     offsets -= np.outer(offsets @ d, d)
     lateral = np.linalg.norm(offsets, axis=1)
     drop = heights[top] - heights
-    inside = drop <= math.tan(FEATURE_ANGLE) * lateral + 1e-12 * max(abs(heights[top]), 1.0)
+    inside = drop <= math.tan(FEATURE_ANGLE) * lateral \
+        + BAND_ROUNDING * float(np.max(np.abs(vertices)))
     indices = np.nonzero(inside)[0]
     return [int(i) for i in indices[np.argsort(drop[indices])]]
 
@@ -338,7 +344,7 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
         p = shape.support(d + tilt * (math.cos(phi) * u + math.sin(phi) * v))
         lateral = float(np.linalg.norm(p - top - np.dot(p - top, d) * d))
         if height - float(np.dot(p, d)) <= math.sin(FEATURE_ANGLE) * lateral * 0.5 + \
-                1e-12 * max(lateral, abs(height), 1.0):
+                BAND_ROUNDING * max(lateral, float(np.max(np.abs(top)))):
             out.append(p)
     return out
 
