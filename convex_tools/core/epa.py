@@ -166,6 +166,15 @@ FLAT_TETRAHEDRON_RATIO = 1e-12
 # Support calls the in-plane search for a triangle pierced by a segment simplex may make.
 MAX_PIERCE_ITERATIONS = 24
 
+# GJK's segment simplex counts as a point when shorter than this fraction of the size of C; the
+# in-plane search has found the segment's line once the projected origin is within PIERCED of it.
+SHORT_SEGMENT = 1e-12
+PIERCED = 1e-13
+
+# A candidate initial tetrahedron holds the origin when its smallest barycentric coordinate is at
+# least -this (rounding, for an origin on a face).
+HOLDS_ORIGIN_SLACK = 1e-9
+
 # Vertex indices are packed two to an int key for the edge map; this bounds the vertex count.
 _KEY_SHIFT = 20
 
@@ -1079,7 +1088,7 @@ def _from_segment(poly, i, j, weights):
     W = poly.W
     dx, dy, dz = _sub(W[j], W[i])
     dd = dx * dx + dy * dy + dz * dz
-    if dd <= (1e-12 * poly.scale) ** 2 or dd == 0.0:
+    if dd <= (SHORT_SEGMENT * poly.scale) ** 2 or dd == 0.0:
         return _from_point(poly, i if _norm2(W[i]) <= _norm2(W[j]) else j, weights)
     s = 1.0 / math.sqrt(dd)
     dx, dy, dz = dx * s, dy * s, dz * s
@@ -1100,7 +1109,7 @@ def _from_segment(poly, i, j, weights):
         chosen = [chosen[m] for m in keep]
         proj = [proj[m] for m in keep]
         vv = _norm2(v)
-        if vv <= (1e-13 * poly.scale) ** 2:
+        if vv <= (PIERCED * poly.scale) ** 2:
             if len(chosen) == 3:
                 # The line of the segment pierces triangle `chosen`; the segment holds the
                 # origin, so one of the two tetrahedra segment end + triangle holds it too.
@@ -1155,7 +1164,7 @@ def _best_tetrahedron(poly, candidates):
         m = _min_coordinate(W, tet)
         if m > best_min:
             best, best_min = tet, m
-    if best is None or best_min < -1e-9:
+    if best is None or best_min < -HOLDS_ORIGIN_SLACK:
         return ("failed",)
     return ("tet", best)
 

@@ -63,6 +63,10 @@ MERGE_TOLERANCE = 1e-9
 # Corners whose overlap depth is below −this fraction of the shapes' size are not in contact.
 DEPTH_TOLERANCE = 1e-9
 
+# Segments (and a feature's spanning edges) count as parallel when the sine of their angle is
+# below this.
+PARALLEL_SIN = 1e-9
+
 # Both tolerances also allow this fraction of the contact's distance from the origin: the
 # rounding of world coordinates there, with room for the transforms that placed the features.
 COORDINATE_ROUNDING = 1e-14
@@ -245,7 +249,7 @@ def _hull_feature(shape, d):
     heights = vertices @ d
     top = int(np.argmax(heights))
     size = float(np.max(np.abs(vertices))) or 1.0
-    tol = 1e-9 * size
+    tol = MERGE_TOLERANCE * size
     cos_a = math.cos(FEATURE_ANGLE)
     normal = None
     if faces is not None and len(faces):
@@ -481,10 +485,10 @@ def _clip_segments(s, r, tol):
     ex, ey = bx - ax, by - ay
     den = dx * ey - dy * ex
     ld, le = math.hypot(dx, dy), math.hypot(ex, ey)
-    if abs(den) <= 1e-9 * ld * le:
+    if abs(den) <= PARALLEL_SIN * ld * le:
         # Parallel: overlap along the common line if they are on it.
         off = abs(dx * (ay - py) - dy * (ax - px)) / ld
-        if off > max(tol, 1e-9 * ld):
+        if off > max(tol, MERGE_TOLERANCE * ld):
             return []
         ta = ((ax - px) * dx + (ay - py) * dy) / (ld * ld)
         tb = ((bx - px) * dx + (by - py) * dy) / (ld * ld)
@@ -515,7 +519,7 @@ def _surface(feature):
     k = max(range(len(feature)), key=lambda m: abs(_area(flat[i], flat[j], flat[m])))
     cx, cy, ch = feature[k]
     det = dx * (cy - ay) - dy * (cx - ax)
-    if len(feature) == 2 or abs(det) <= 1e-9 * dd:
+    if len(feature) == 2 or abs(det) <= PARALLEL_SIN * dd:
         # An edge: interpolate along it by the projection of the point.
         def along(x, y):
             t = 0.0 if dd == 0.0 else ((x - ax) * dx + (y - ay) * dy) / dd

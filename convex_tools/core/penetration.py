@@ -43,6 +43,10 @@ from .shapes import contact_size
 
 METHODS = ("epa", "mpr", "hybrid")
 
+# A normal counts as unit when |n|² is 1 to within this (rounding of a normalised vector; MPR
+# answers a zero one for exactly touching shapes).
+UNIT_SLACK = 1e-9
+
 
 def penetration(a, b, method: str = "epa"):
     """Penetration of ``a`` and ``b`` (one common frame) as a ``Contact``; None if apart.
@@ -205,7 +209,7 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
         fallback = _fallback(sa, sb, out, shapes, margins)
         # A fallback with no direction (MPR's zero normal for exactly touching shapes) must not
         # replace EPA's answer, whose normal is valid even when it could not certify the depth.
-        if fallback is not None and abs(sum(c * c for c in fallback[1]) - 1.0) <= 1e-9:
+        if fallback is not None and abs(sum(c * c for c in fallback[1]) - 1.0) <= UNIT_SLACK:
             depth, n, pa, pb, extra = fallback
             calls += extra
             status = Status.DEGENERATE

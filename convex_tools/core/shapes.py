@@ -780,6 +780,10 @@ class Transformed(Shape):
 
 _IDENTITY_ROWS = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
+# A linear map is a similarity (BᵀB = s² I: a margin carries over) when BᵀB differs from s² I
+# by at most this fraction of s² in every entry (rounding of a rotation times a scale).
+SIMILARITY_TOLERANCE = 1e-12
+
 
 def _affine_support(inner, m):
     b00, b01, b02, b10, b11, b12, b20, b21, b22, c0, c1, c2 = m
@@ -808,7 +812,7 @@ def _similarity_scale2(m):
     columns = ((m[0], m[3], m[6]), (m[1], m[4], m[7]), (m[2], m[5], m[8]))
     gram = [[sum(p * q for p, q in zip(u, v)) for v in columns] for u in columns]
     s2 = (gram[0][0] + gram[1][1] + gram[2][2]) / 3.0
-    tolerance = 1e-12 * s2
+    tolerance = SIMILARITY_TOLERANCE * s2
     for i in range(3):
         for j in range(3):
             if abs(gram[i][j] - (s2 if i == j else 0.0)) > tolerance:
