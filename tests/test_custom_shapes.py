@@ -142,3 +142,12 @@ def test_a_users_shape_out_of_the_supported_range_is_refused():
 
     with pytest.raises(ValueError, match=r"a would place points of the shape 1e\+160 from"):
         distance(Far(), Box((1, 1, 1)))
+
+
+def test_a_users_own_centre_is_used():
+    class Centred(Octahedron):
+        def center_xyz(self):
+            return [7.0, -2.0, 1.25]           # inside, not the default mean of the six tips
+
+    assert Custom(Centred()).center_xyz() == (7.0, -2.0, 1.25)
+    assert intersect(Centred(), BOX, method="mpr")

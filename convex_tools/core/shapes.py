@@ -845,10 +845,11 @@ class Custom(Shape):
     The queries wrap such an object in this adapter, which gives it the defaults of a sharp
     shape for whatever it does not define itself: ``margin`` 0 (with a margin it needs a
     ``core`` too), ``polytope`` and ``smooth`` False (nothing is assumed about its surface), and
-    ``center_xyz`` the mean of the six axis support points (a point of the shape, by convexity).
-    Those six points are taken once per adapter, that is once per query, and also give its
-    bounding box and check it against the supported range. Support points are converted to
-    float tuples, and a non-finite one raises a ValueError naming the shape.
+    ``center_xyz`` (a point inside, where MPR starts) the mean of the six axis support points,
+    a point of the shape by convexity. Those six points are taken once per adapter, that is
+    once per query: they give its bounding box and check it against the supported range.
+    Support points are converted to float tuples, and a non-finite one raises a ValueError
+    naming the shape.
     """
 
     __slots__ = ("_user", "support_xyz", "_center", "_box", "_polytope", "_smooth", "_frozen")
@@ -872,7 +873,12 @@ class Custom(Shape):
         lx, ly, lz = s(-1.0, 0.0, 0.0), s(0.0, -1.0, 0.0), s(0.0, 0.0, -1.0)
         lower, upper = (lx[0], ly[1], lz[2]), (hx[0], hy[1], hz[2])
         self._box = (lower, upper)
-        self._center = tuple(sum(p[i] for p in (hx, hy, hz, lx, ly, lz)) / 6.0 for i in range(3))
+        center = getattr(user, "center_xyz", None)
+        if callable(center):
+            self._center = tuple(float(c) for c in center())
+        else:
+            self._center = tuple(sum(p[i] for p in (hx, hy, hz, lx, ly, lz)) / 6.0
+                                 for i in range(3))
         reach = max(abs(c) for c in lower + upper)
         size = max(u - lo for u, lo in zip(upper, lower))
         self._extent = _checked_extent(name, size, reach)
