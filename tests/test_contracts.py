@@ -488,7 +488,9 @@ def test_shapes_outside_the_range_are_a_value_error_naming_the_argument(kind, ex
     (lambda: ray_cast(Box((1, 1, 1)), (0, 0, 1e300), (0, 0, -1)), "origin"),
     (lambda: ray_cast(Box((1, 1, 1)), (0, 0, 5), (0, 0, -1e300)), "direction"),
     (lambda: sweep(Box((1, 1, 1)), Box((1, 1, 1)), (1e300, 0, 0)), "translation_a"),
-    (lambda: Hull([[0, 0, 0], [1e300, 0, 0], [0, 1, 0]]), "points"),
+    # A hull is built at any scale (``convex_hull`` is scale-free); queries refuse it.
+    (lambda: distance(Hull([[0, 0, 0], [1e300, 0, 0], [0, 1, 0]]), Box((1, 1, 1))), "a"),
+    (lambda: Transformed(Hull([[0, 0, 0], [1e-60, 0, 0], [0, 1e-60, 0]]), np.eye(4)), "shape"),
 ])
 def test_out_of_range_arguments_name_themselves_and_the_range(make, argument):
     with pytest.raises(ValueError, match=rf"{argument}.*supported range"):

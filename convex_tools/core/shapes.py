@@ -618,6 +618,18 @@ def contact_size(a: Shape, b: Shape) -> float | None:
     return max(size_a, size_b) or None
 
 
+def check_extent(name: str, shape: Shape) -> None:
+    """ValueError naming ``name`` if ``shape`` (by its bounding box) leaves the supported
+    range."""
+    size, reach = shape.extent()
+    if reach > validation.MAX_COORDINATE:
+        raise ValueError(f"{name} has points {reach:.3g} from the origin, beyond "
+                         f"{validation.MAX_COORDINATE:g} (the supported range)")
+    if 0.0 < size < validation.MIN_SIZE:
+        raise ValueError(f"{name} is {size:.3g} across, below {validation.MIN_SIZE:g} "
+                         f"(the supported range)")
+
+
 def _checked_extent(name: str, size: float, reach: float) -> tuple:
     """(size, reach) of a composite, checked against the supported range (``validation``):
     composing shapes in range can leave it (a scale of 1e30 applied to a box of 1e30)."""

@@ -41,8 +41,14 @@ _RANGE = f"the supported range is {MIN_SIZE:g} to {MAX_COORDINATE:g}"
 
 def shape(name: str, value):
     """A convex_tools shape: a ``Shape``, or any object with a ``support_xyz`` mapping, which is
-    given the defaults of a sharp shape for what it does not define (``shapes.Custom``)."""
+    given the defaults of a sharp shape for what it does not define (``shapes.Custom``).
+
+    Primitives and composites check the supported range when they are made; a shape that did
+    not (a ``Hull``, which is built at any scale, or a ``Shape`` subclass of the user's) is
+    checked here the first time, from its bounding box (``Shape.extent``, kept)."""
     if isinstance(value, _shapes.Shape):
+        if getattr(value, "_extent", None) is None:
+            _shapes.check_extent(name, value)
         return value
     if not callable(getattr(value, "support_xyz", None)):
         raise ValueError(f"{name} must be a convex_tools shape (anything with support_xyz), "
@@ -137,13 +143,6 @@ def points(name: str, value) -> np.ndarray:
         raise ValueError(f"{name} must not be empty")
     if not np.all(np.isfinite(p)):
         raise ValueError(f"{name} must be finite (found NaN or inf)")
-    if np.any(np.abs(p) > MAX_COORDINATE):
-        raise ValueError(f"{name} must have every coordinate within ±{MAX_COORDINATE:g} "
-                         f"(the supported range)")
-    spread = float(np.max(p.max(axis=0) - p.min(axis=0)))
-    if 0.0 < spread < MIN_SIZE:
-        raise ValueError(f"{name} must span 0 or at least {MIN_SIZE:g} (the supported range), "
-                         f"got {spread:g}")
     return p
 
 
