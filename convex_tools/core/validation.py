@@ -4,8 +4,9 @@ argument, raised at the boundary so that nothing fails later from deep inside nu
 **The supported range.** Every coordinate of every shape (its sizes and its position together)
 lies within ``MAX_COORDINATE`` of the origin, and every non-zero size (a length, radius, half
 extent, a matrix's scale, a shape's largest dimension) is at least ``MIN_SIZE``. Inside that
-range every query works to its stated, size-relative tolerances; outside it the constructors and
-queries raise a ValueError that names the argument and the range. The limits come from the
+range every query works to its stated, size-relative tolerances; outside it the constructors
+(of primitives and composites) and the queries (for a ``Hull``, which ``convex_hull`` builds at
+any scale) raise a ValueError that names the argument and the range. The limits come from the
 algorithms' own arithmetic: GJK's and EPA's flatness tests form products of up to six lengths
 (a tetrahedron's squared volume against its squared edge lengths), which leave the normal range
 of doubles beyond about 1e±51; the range keeps a factor 1e10 of headroom on both sides, since
