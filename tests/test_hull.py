@@ -5,10 +5,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from convex_tools.core import quickhull
+from convex_tools.core.convex_mesh import MeshVerdict, convex_mesh_hull
 from convex_tools.core.hull import Hull, _cell
 from convex_tools.core.quickhull import QuickhullError, convex_hull
 from scripts.benchmarks._counting import CountingHull
@@ -520,6 +521,280 @@ def test_small_extent_far_from_the_origin_is_still_resolved(offset):
     h = convex_hull(points)
     assert h.dim == 3 and len(h.vertices) > 100
     assert_closed_convex_hull(points, h)
+
+
+# --- a mesh given with its faces -----------------------------------------------------------------
+
+def uv_sphere_quads(segments, rings):
+    """The quads (a, b, c, d) of ``uv_sphere(segments, rings)``, counter-clockwise from outside."""
+    def ring(r, s):
+        return 2 + (r - 1) * segments + s % segments
+    return np.array([(ring(r, s), ring(r + 1, s), ring(r + 1, s + 1), ring(r, s + 1))
+                     for s in range(segments) for r in range(1, rings - 1)])
+
+
+def uv_sphere_triangles(segments, rings):
+    """The triangles of ``uv_sphere(segments, rings)``, outward: fans at the poles, each quad
+    split along the diagonal from its first corner (as a triangulated Blender UV sphere)."""
+    s = np.arange(segments)
+    top = np.column_stack([np.zeros(segments, int), 2 + s, 2 + (s + 1) % segments])
+    last = 2 + (rings - 2) * segments
+    bottom = np.column_stack([np.ones(segments, int), last + (s + 1) % segments, last + s])
+    q = uv_sphere_quads(segments, rings)
+    return np.vstack([top, bottom, q[:, [0, 1, 2]], q[:, [0, 2, 3]]])
+
+
+def outward(points, tris):
+    """``tris`` each turned to face away from the centroid (fine for star-shaped meshes)."""
+    a, b, c = (points[tris[:, k]] for k in range(3))
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), a - points.mean(axis=0)) < 0
+    tris = tris.copy()
+    tris[inward] = tris[inward][:, ::-1]
+    return tris
+
+
+def grid_cube(k):
+    """The cube [-1, 1]^3 with each face divided into k x k squares of two triangles: corners,
+    points in the middle of its edges and points inside its faces."""
+    ids, points, tris = {}, [], []
+
+    def vertex(p):
+        if p not in ids:
+            ids[p] = len(points)
+            points.append(p)
+        return ids[p]
+
+    g = [-1.0 + 2.0 * i / k for i in range(k + 1)]
+    for axis in range(3):
+        u, v = (i for i in range(3) if i != axis)
+        for side in (-1.0, 1.0):
+            def at(i, j):
+                p = [0.0] * 3
+                p[axis], p[u], p[v] = side, g[i], g[j]
+                return vertex(tuple(p))
+            for i in range(k):
+                for j in range(k):
+                    a, b, c, d = at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)
+                    tris += [(a, b, c), (a, c, d)]
+    points = np.array(points)
+    return points, outward(points, np.array(tris))
+
+
+def cylinder(segments):
+    """A cylinder whose two caps are polygons triangulated as fans from their first vertex."""
+    t = 2.0 * np.pi * np.arange(segments) / segments
+    rim = np.column_stack([np.cos(t), np.sin(t)])
+    points = np.vstack([np.column_stack([rim, np.full(segments, z)]) for z in (-1.0, 1.0)])
+    s = np.arange(segments)
+    nxt = (s + 1) % segments
+    sides = np.vstack([np.column_stack([s, nxt, nxt + segments]),
+                       np.column_stack([s, nxt + segments, s + segments])])
+    caps = np.vstack([np.column_stack([np.zeros(segments - 2, int), s[1:-1], s[2:]]),
+                      np.column_stack([np.zeros(segments - 2, int), s[1:-1], s[2:]]) + segments])
+    return points, outward(points, np.vstack([sides, caps]))
+
+
+def shuffled_mesh(rng, vertices, faces):
+    """The same mesh with its vertices renumbered and each triangle starting at another corner."""
+    perm = rng.permutation(len(vertices))
+    faces = np.argsort(perm)[faces]
+    for k in range(1, 3):
+        turn = rng.uniform(size=len(faces)) < 0.5
+        faces[turn] = np.roll(faces[turn], k, axis=1)
+    return vertices[perm], faces
+
+
+def hull_mesh(rng, points):
+    h = convex_hull(points)
+    return shuffled_mesh(rng, h.vertices, h.faces)
+
+
+def corner_set(h):
+    return set(h.indices.tolist())
+
+
+ROTATION = random_rotation(np.random.default_rng(60))
+CONVEX_MESHES = {
+    "uv sphere": lambda rng: (uv_sphere(32, 16), uv_sphere_triangles(32, 16)),
+    # Blender keeps float32 coordinates: quads leave their planes by ~1e-8, not ~1e-16
+    "uv sphere in float32": lambda rng: (uv_sphere(32, 16).astype(np.float32).astype(float),
+                                         uv_sphere_triangles(32, 16)),
+    "rotated uv sphere": lambda rng: (uv_sphere(24, 12) @ ROTATION.T, uv_sphere_triangles(24, 12)),
+    "small uv sphere far away": lambda rng: (uv_sphere(24, 12) * 1e-3 + (1e2, -3e2, 5e1),
+                                             uv_sphere_triangles(24, 12)),
+    "cube": lambda rng: grid_cube(1),
+    "subdivided cube": lambda rng: grid_cube(5),
+    "cylinder": lambda rng: cylinder(32),
+    "hull of a cloud": lambda rng: hull_mesh(rng, rng.normal(size=(400, 3))),
+    "hull of a lattice": lambda rng: hull_mesh(rng, rng.integers(-3, 4, (300, 3)).astype(float)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CONVEX_MESHES))
+def test_a_convex_mesh_is_its_own_hull(kind):
+    rng = np.random.default_rng(61)
+    points, tris = CONVEX_MESHES[kind](rng)
+    assert convex_mesh_hull(points, tris)[1] is MeshVerdict.CONVEX
+    h = convex_hull(points, tris)
+    assert_closed_convex_hull(points, h)
+    assert corner_set(h) == corner_set(convex_hull(points))
+
+
+def test_a_subdivided_cube_keeps_its_eight_corners_and_twelve_triangles():
+    # Points inside the faces (no crease around them) and in the middle of the edges (two
+    # creases, continuing each other) are not corners; the faces are re-triangulated.
+    points, tris = grid_cube(4)
+    h = convex_hull(points, tris)
+    np.testing.assert_array_equal(np.abs(h.vertices), 1.0)
+    assert len(h.vertices) == 8 and len(h.faces) == 12
+    assert_closed_convex_hull(points, h)
+
+
+def test_rounding_concave_quads_of_a_uv_sphere_are_flipped():
+    # Half of the quads are concave along the diagonal a-c in exact arithmetic (their corners
+    # are rounded sines and cosines): the mesh is convex once those are flipped, not dented.
+    points, tris = uv_sphere(32, 16), uv_sphere_triangles(32, 16)
+    concave = [exact_height(points[d], points[a], points[b], points[c]) > 0
+               for a, b, c, d in uv_sphere_quads(32, 16).tolist()]
+    assert 0.25 < np.mean(concave) < 0.75
+    assert convex_mesh_hull(points, tris)[1] is MeshVerdict.CONVEX
+    h = convex_hull(points, tris)
+    assert len(h.vertices) == len(points)
+    assert_closed_convex_hull(points, h)
+
+
+def _two_cubes():
+    points, tris = grid_cube(1)
+    return np.vstack([points, points + 3.0]), np.vstack([tris, tris + len(points)])
+
+
+def _double_cover():
+    """A double cone over a pentagram: closed, oriented, every edge convex, yet it wraps twice
+    around its axis (each apex is covered twice)."""
+    angle = 4.0 * np.pi * np.arange(5) / 5
+    rim = np.column_stack([np.cos(angle), np.sin(angle), np.zeros(5)])
+    points = np.vstack([(0.0, 0.0, 1.0), (0.0, 0.0, -1.0), rim])
+    tris = [t for i in range(5) for t in ((0, 2 + i, 2 + (i + 1) % 5), (1, 2 + (i + 1) % 5, 2 + i))]
+    return points, np.array(tris)
+
+
+def _with(points, tris, point=None, at=None, drop=None, reverse=None, extra=None):
+    points = points.copy()
+    tris = tris.copy()
+    if at is not None:
+        points[at] = point
+    if reverse is not None:
+        tris[reverse] = tris[reverse][::-1]
+    if drop is not None:
+        tris = np.delete(tris, drop, axis=0)
+    if extra is not None:
+        points = np.vstack([points, extra])
+    return points, tris
+
+
+SPHERE = uv_sphere(24, 12), uv_sphere_triangles(24, 12)
+CUBE4 = grid_cube(4)
+CENTRE = int(np.flatnonzero((CUBE4[0] == (0.0, 0.0, 1.0)).all(axis=1))[0])  # of the top face
+NOT_CONVEX = {
+    "dent": (lambda: _with(*SPHERE, at=100, point=0.9 * SPHERE[0][100]), MeshVerdict.CONCAVE_EDGE),
+    "bump on a flat face": (lambda: _with(*CUBE4, at=CENTRE, point=(0.0, 0.0, 1.01)),
+                            MeshVerdict.CONCAVE_EDGE),
+    "hole": (lambda: _with(*SPHERE, drop=5), MeshVerdict.OPEN),
+    "flipped triangle": (lambda: _with(*SPHERE, reverse=5), MeshVerdict.OPEN),
+    "inside out": (lambda: (SPHERE[0], SPHERE[1][:, ::-1]), MeshVerdict.CONCAVE_EDGE),
+    "two shells": (_two_cubes, MeshVerdict.NOT_ONE_SHELL),
+    "loose vertex": (lambda: _with(*SPHERE, extra=(0.0, 0.1, 0.0)), MeshVerdict.LOOSE_VERTICES),
+    "repeated index": (lambda: (SPHERE[0], np.vstack([SPHERE[1][:-1], (3, 3, 4)])),
+                       MeshVerdict.DEGENERATE),
+    "double cover": (_double_cover, MeshVerdict.VERTEX_NOT_CONVEX),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_CONVEX))
+def test_a_mesh_that_is_not_convex_gives_the_hull_of_its_points(kind):
+    make, verdict = NOT_CONVEX[kind]
+    points, tris = make()
+    assert convex_mesh_hull(points, tris)[1] is verdict
+    h = convex_hull(points, tris)
+    assert corner_set(h) == corner_set(convex_hull(points))
+    if h.dim == 3:
+        assert_closed_convex_hull(points, h)
+
+
+def test_the_double_cover_has_only_convex_edges():
+    # (so that only the vertex test can reject it)
+    points, tris = _double_cover()
+    for i, j in [(i, j) for i in range(len(tris)) for j in range(len(tris)) if i != j]:
+        shared = set(tris[i].tolist()) & set(tris[j].tolist())
+        if len(shared) == 2:
+            far = (set(tris[j].tolist()) - shared).pop()
+            assert exact_height(points[far], *points[tris[i]]) < 0
+
+
+def test_a_barely_raised_face_point_is_kept_when_it_is_a_corner():
+    # Raised by 1e-6 (far above tolerance, within the flips' reach): flips cannot make the mesh
+    # convex -- the other points of the face are now below the hull -- and Quickhull decides.
+    points, tris = _with(*CUBE4, at=CENTRE, point=(0.0, 0.0, 1.0 + 1e-6))
+    assert convex_mesh_hull(points, tris)[1] is not MeshVerdict.CONVEX
+    h = convex_hull(points, tris)
+    assert len(h.vertices) == 9
+    assert_closed_convex_hull(points, h)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), n=st.integers(5, 150),
+       kind=st.sampled_from(["cloud", "sphere", "lattice", "box surface"]),
+       change=st.sampled_from(["none", "dent", "bump", "flip", "hole", "split edge",
+                               "split face"]))
+def test_hull_of_a_mesh_matches_quickhull(seed, n, kind, change):
+    """Convex meshes (hulls of random clouds), the same with a change that breaks convexity or
+    closedness, or with points added on an edge or a face: the same corners as Quickhull."""
+    rng = np.random.default_rng(seed)
+    points = {
+        "cloud": lambda: rng.normal(size=(n, 3)),
+        "sphere": lambda: sphere_points(rng, n),
+        "lattice": lambda: rng.integers(-2, 3, (n, 3)).astype(float),
+        "box surface": lambda: _on_box_surface(rng, n),
+    }[kind]() @ random_rotation(rng).T
+    base = convex_hull(points)
+    assume(base.dim == 3)
+    points, tris = shuffled_mesh(rng, base.vertices, base.faces)
+    f = int(rng.integers(len(tris)))
+    a, b, c = tris[f].tolist()
+    if change == "dent":
+        points[a] = 0.7 * points[a] + 0.3 * points.mean(axis=0)
+    elif change == "bump":
+        points[a] = 1.3 * points[a] - 0.3 * points.mean(axis=0)
+    elif change == "flip":
+        tris[f] = tris[f][::-1]
+    elif change == "hole":
+        tris = np.delete(tris, f, axis=0)
+    elif change == "split face":
+        m = len(points)
+        points = np.vstack([points, points[[a, b, c]].mean(axis=0)])
+        tris = np.vstack([np.delete(tris, f, axis=0), [(a, b, m), (b, c, m), (c, a, m)]])
+    elif change == "split edge":
+        g = next(i for i, t in enumerate(tris.tolist()) if i != f and a in t and b in t)
+        d = next(v for v in tris[g].tolist() if v not in (a, b))
+        m = len(points)
+        points = np.vstack([points, 0.5 * (points[a] + points[b])])
+        tris = np.vstack([np.delete(tris, [f, g], axis=0),
+                          [(a, m, c), (m, b, c), (b, m, d), (m, a, d)]])
+    if change == "none":
+        assert convex_mesh_hull(points, tris)[1] is MeshVerdict.CONVEX
+    h = convex_hull(points, tris)
+    assert corner_set(h) == corner_set(convex_hull(points))
+    if h.dim == 3:
+        assert_closed_convex_hull(points, h)
+
+
+@pytest.mark.parametrize("bad", [np.zeros((4, 2), int), [(0, 1, 2.0)], [(0, 1, 8)], [(0, -1, 2)],
+                                 "faces"])
+def test_bad_faces_raise_value_error_naming_faces(bad):
+    with pytest.raises(ValueError, match="faces"):
+        convex_hull(CUBE, bad)
+    with pytest.raises(ValueError, match="faces"):
+        Hull(CUBE, faces=bad)
 
 
 # --- the Hull shape -------------------------------------------------------------------------------

@@ -115,6 +115,10 @@ class Hull(Shape):
     ``search`` picks the support method: ``"auto"`` (scan small hulls, climb the rest),
     ``"climb"`` or ``"scan"`` (for benchmarks and tests). The warm start is shared by every
     caller of the shape (threads included): harmless, as any start gives a true maximiser.
+
+    ``faces``, optional, are the (F, 3) triangles of the mesh the points come from (outward,
+    counter-clockwise): a closed convex mesh is then taken as its own hull after a check, much
+    faster than a Quickhull; any other mesh gives the hull the points alone give.
     """
 
     __slots__ = ("_data", "_vertices", "_faces", "_vl", "_adj", "_nbrs", "_warm", "_scan",
@@ -122,11 +126,11 @@ class Hull(Shape):
     kind = "hull"
     polytope = True
 
-    def __init__(self, points, search: str = "auto") -> None:
+    def __init__(self, points, search: str = "auto", faces=None) -> None:
         super().__init__()
         if search not in ("auto", "climb", "scan"):
             raise ValueError(f"search must be 'auto', 'climb' or 'scan', got {search!r}")
-        data = convex_hull(points)  # validates: ValueError naming ``points``
+        data = convex_hull(points, faces)  # validates: ValueError naming ``points``, ``faces``
         self._data = data
         self._vertices = data.vertices
         self._vertices.setflags(write=False)

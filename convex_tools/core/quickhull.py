@@ -182,12 +182,19 @@ class QuickhullError(RuntimeError):
     (impossible with exact visibility: it would be a bug, reported instead of a wrong hull)."""
 
 
-def convex_hull(points) -> HullData:
+def convex_hull(points, faces=None) -> HullData:
     """Convex hull of an (N, 3) array of finite points (see ``HullData`` for the degenerate cases).
 
-    Raises ValueError naming ``points`` for empty, non-finite or wrongly shaped input.
+    ``faces``, optional, are the (F, 3) triangles of a mesh over ``points`` (indices, outward
+    counter-clockwise). When that mesh is closed and convex it is its own hull, which is
+    certified and returned without a Quickhull (``convex_mesh``); any other mesh gives the same
+    hull as no faces, built by Quickhull.
+
+    Raises ValueError naming ``points`` for empty, non-finite or wrongly shaped input, and naming
+    ``faces`` for faces that are not triangles of indices into ``points``.
     """
     p = validation.points("points", points)
+    tris = None if faces is None else _triangles("faces", faces, len(p))
     # The hull is built on the input coordinates themselves (not re-centred copies): the exact
     # predicates then make the returned vertices exactly convex, not just their rounded images.
     # Only a cloud of extreme magnitude is scaled, by a power of two (exact).
@@ -205,8 +212,15 @@ def convex_hull(points) -> HullData:
     check = np.zeros(0, dtype=np.intp)
     pinned = np.zeros(0, dtype=np.intp)  # reinstated points: never dropped again
     exact = False
+    given = None
+    if tris is not None:
+        from .convex_mesh import convex_mesh_hull  # (it builds on this module's predicates)
+        given, _ = convex_mesh_hull(q, tris)
     for _ in range(CLEANUP_PASS_CAP):
-        hull, near = _hull_of(q, ids, tol, filt, exact)
+        if given is not None:
+            hull, near, given = (3, *given), _NONE, None
+        else:
+            hull, near = _hull_of(q, ids, tol, filt, exact)
         if hull[0] != 3:
             return _package(p, hull, _unscaled(tol, exponent))
         _, corners, faces, planes = hull
@@ -232,6 +246,22 @@ def convex_hull(points) -> HullData:
     # always correct (it may keep a few vertices that are not corners).
     hull, _ = _hull_of(q, np.arange(len(p)), tol, filt, True)
     return _package(p, hull, _unscaled(tol, exponent))
+
+
+def _triangles(name: str, value, n: int) -> np.ndarray:
+    """An (F, 3) integer array of indices into ``n`` points."""
+    try:
+        t = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an (F, 3) array of point indices") from None
+    if t.ndim != 2 or t.shape[1] != 3:
+        raise ValueError(f"{name} must be an (F, 3) array of point indices, got shape {t.shape}")
+    if t.dtype.kind not in "iu" and not (t.dtype.kind == "f" and len(t) == 0):
+        raise ValueError(f"{name} must hold integer point indices, got {t.dtype}")
+    t = t.astype(np.intp)
+    if len(t) and (t.min() < 0 or t.max() >= n):
+        raise ValueError(f"{name} must index the {n} points, found {t.min()} ... {t.max()}")
+    return t
 
 
 def _unscaled(length: float, exponent: int) -> float:

@@ -1,0 +1,337 @@
+"""The hull of a mesh given with its triangles: a convex mesh is its own hull.
+
+A closed, consistently oriented triangle mesh that is locally convex at every edge and every
+vertex bounds a convex body: a compact connected surface that is locally convex everywhere (and
+strictly convex somewhere, as any corner is) is the boundary of a convex body (Hadamard; van
+Heijenoort for surfaces that are not smooth). Most game props -- UV spheres, cylinders, boxes,
+bevelled crates -- are such meshes, and certifying one takes a few dozen array operations over
+its edges instead of a Quickhull. The steps:
+
+1. *Topology*: every point is a vertex of some triangle; every directed edge occurs once and its
+   reverse once (closed, consistently oriented); V - E + F == 2 (one shell: every shell of a
+   locally convex surface is a sphere, so a second one would count 4).
+2. *Edges*: the far vertex of the triangle across each edge lies on or below the plane of the
+   other one, decided exactly (``quickhull``'s predicates: float filter, extended precision,
+   integers). An edge that is concave by a hair (``FLIP_MAX_RISE``) is most likely a nearly flat
+   quad split along the diagonal that rounding made concave (half the quads of a UV sphere):
+   it is flipped and the edges are checked again. Flipping never makes a wrong hull -- a closed
+   convex surface through all the points is their hull, whichever way it was reached -- it only
+   costs a pass when it fails. An edge concave by more is a dent: not convex.
+3. *Vertices*: the triangles around each vertex must wind once around it, seen from inside
+   (from the centroid of the points). Convex edges alone allow a vertex covered twice (a
+   branched double cover of a convex polyhedron has convex edges everywhere) or two fans
+   pinched together at one vertex.
+4. *Corners*: an edge whose triangles are exactly coplanar is flat. A vertex is a corner unless
+   it has no crease around it (inside a flat face) or two (in the middle of a straight edge; two
+   planes meet along one line, so two creases continue each other). Flat regions holding such
+   vertices are re-triangulated as fans over their corners, as the hull output expects.
+
+Anything that fails gives the reason instead of a hull, and ``convex_hull`` runs Quickhull.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import numpy as np
+
+from .quickhull import (_NEXT_VERTEX, _PREV_VERTEX, _UNDECIDED, ORIENT_ERRBOUND, _orient,
+                        _orient_signs)
+
+# An edge is flipped (step 2) if the far vertex rises above the plane of the triangle across by at
+# most this fraction of the edge's length, else the mesh is taken as not convex. Blender stores
+# coordinates as float32, which puts the corners of a planar quad off its plane by up to ~6e-8
+# of their magnitude (3e-7 of the edge length on a UV sphere); this covers meshes a thousand
+# times smaller than their distance from the origin.
+FLIP_MAX_RISE = 1e-4
+# Edge-flip passes (step 2): one flips every concave diagonal of independent near-flat quads,
+# the next confirms. Meshes whose near-flat regions need flips cascading further (a rotated,
+# finely subdivided box face, where rounding scatters the grid off its plane) are left to
+# Quickhull, which also drops the grid points rounding put below the hull.
+FLIP_PASS_CAP = 4
+# Step 3 trusts a triangle's float normal only if its component along the direction from the
+# centroid to the vertex exceeds this (as a cosine): far above the ~1e-15 rounding of either
+# vector, so "winds once" is never decided by rounding. It is the height of the triangle's plane
+# above the centroid over the vertex's distance from it: only meshes flatter than a millionth of
+# their size fail it, and go to Quickhull.
+WINDING_MIN_COS = 1e-6
+# A triangle's float cross product must exceed this fraction of |u||v| (the product of its two
+# edge lengths): below it the direction of its normal is rounding, and a triangle of no area
+# leaves its edges' convexity undecided. Such meshes go to Quickhull.
+SLIVER_SIN = 1e-9
+
+
+class MeshVerdict(enum.Enum):
+    """Why a mesh was (not) taken as its own hull."""
+    CONVEX = "convex"                     # certified: the mesh, re-triangulated, is the hull
+    LOOSE_VERTICES = "loose vertices"     # a point is on no triangle
+    DEGENERATE = "degenerate triangle"    # repeated index or (nearly) no area
+    OPEN = "open or inconsistently oriented"
+    NOT_ONE_SHELL = "not one closed shell of genus 0"
+    CONCAVE_EDGE = "concave edge"
+    UNFLIPPABLE = "near-flat concave edges that flips do not make convex"
+    VERTEX_NOT_CONVEX = "a vertex is not locally convex"
+
+
+def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
+    """``(hull, verdict)``: for a convex closed mesh, ``hull == (corners, faces, planes)`` as
+    ``quickhull`` builds them (sorted corner indices into ``q``, outward counter-clockwise
+    triangles over the corners, their unit normals and offsets); otherwise ``(None, reason)``."""
+    n, nf = len(q), len(tris)
+    if np.bincount(tris.ravel(), minlength=n).min() == 0:
+        return None, MeshVerdict.LOOSE_VERTICES
+    t0, t1, t2 = tris.T
+    if ((t0 == t1) | (t1 == t2) | (t2 == t0)).any():
+        return None, MeshVerdict.DEGENERATE
+    twin = _twins(tris, n)
+    if twin is None:
+        return None, MeshVerdict.OPEN
+    if nf != 2 * n - 4:  # V - E + F == 2 with 2E == 3F
+        return None, MeshVerdict.NOT_ONE_SHELL
+    xyz = np.ascontiguousarray(q.T)  # (one contiguous array per coordinate: cheaper gathers)
+    # The sign of each edge's orientation test, stored on both of its half-edges; after flips
+    # only the edges of the changed triangles are tested again.
+    sign = np.empty(3 * nf, dtype=np.intp)
+    todo = (np.arange(3 * nf) < twin).nonzero()[0]  # every edge, once
+    for _ in range(FLIP_PASS_CAP):
+        src, dst, apex = _ends(tris)
+        s, rise = _edge_signs(xyz, src[todo], dst[todo], apex[todo], apex[twin[todo]])
+        sign[todo] = sign[twin[todo]] = s
+        if (rise[s > 0] > FLIP_MAX_RISE).any():
+            return None, MeshVerdict.CONCAVE_EDGE
+        concave = ((sign > 0) & (np.arange(3 * nf) < twin)).nonzero()[0]
+        if not len(concave):
+            break
+        tris, f, g = _flipped(tris, concave, src, dst, apex, twin)
+        twin = _twins(tris, n)
+        if twin is None:  # a new diagonal was an edge already
+            return None, MeshVerdict.UNFLIPPABLE
+        # The new diagonals are convex: orient(d, c, a, b) == -orient(a, b, c, d) (an odd
+        # permutation). The other edges of the flipped triangles are tested again.
+        sign[3 * f + 1] = sign[3 * g + 1] = -1
+        half = np.concatenate((3 * f, 3 * f + 2, 3 * g, 3 * g + 2))
+        todo = np.unique(np.minimum(half, twin[half]))
+    else:
+        return None, MeshVerdict.UNFLIPPABLE
+    normals, area2 = _unit_normals(xyz, tris)
+    if normals is None:
+        return None, MeshVerdict.DEGENERATE
+    if not _vertices_wind_once(xyz, tris, normals, area2):
+        return None, MeshVerdict.VERTEX_NOT_CONVEX
+    # Creases: edges whose triangles are not coplanar, counted at both ends (each half-edge
+    # counts at its start).
+    crease = sign != 0
+    creases = np.bincount(src[crease], minlength=n)
+    if (creases == 1).any():  # impossible on a convex surface: a bug, not the input's fault
+        return None, MeshVerdict.VERTEX_NOT_CONVEX
+    corner = creases >= 3
+    if not corner.all():
+        tris = _without_non_corners(tris, corner, ~crease, twin, src, dst)
+        if tris is None:  # (a region's boundary is not one cycle: impossible when convex)
+            return None, MeshVerdict.VERTEX_NOT_CONVEX
+        normals, _ = _unit_normals(xyz, tris)
+        if normals is None:
+            return None, MeshVerdict.DEGENERATE
+    corners = corner.nonzero()[0]
+    if len(tris) != 2 * len(corners) - 4:
+        return None, MeshVerdict.NOT_ONE_SHELL  # (cannot happen: the regions are discs)
+    # offsets through the centroids (averages the rounding of the three vertices)
+    centroids = xyz[:, tris].sum(axis=2) / 3.0
+    offsets = np.einsum("ij,ij->j", normals, centroids)
+    return (corners, tris, (normals.T.copy(), offsets)), MeshVerdict.CONVEX
+
+
+def _twins(tris: np.ndarray, n: int):
+    """The reverse of each half-edge ``3 f + k`` (edge k of triangle f, from its vertex k to
+    vertex k + 1), or None unless every edge is one half-edge each way (closed, manifold at its
+    edges, consistently oriented)."""
+    if len(tris) % 2:
+        return None  # (3F half-edges in pairs)
+    src = tris.ravel()
+    dst = tris[:, _NEXT_VERTEX].ravel()
+    # Sorted by undirected edge, the two halves of each edge come out side by side.
+    key = np.minimum(src, dst) * n + np.maximum(src, dst)
+    order = key.argsort()
+    first, second = order[0::2], order[1::2]
+    k1, k2 = key[first], key[second]
+    if (k1 != k2).any() or (k2[:-1] == k1[1:]).any() or (src[first] == src[second]).any():
+        return None
+    twin = np.empty_like(order)
+    twin[first], twin[second] = second, first
+    return twin
+
+
+def _ends(tris: np.ndarray):
+    """``(src, dst, apex)`` of each half-edge: its start, its end and the triangle's third
+    vertex."""
+    return tris.ravel(), tris[:, _NEXT_VERTEX].ravel(), tris[:, _PREV_VERTEX].ravel()
+
+
+def _edge_signs(xyz: np.ndarray, a, b, c, d):
+    """``(sign, rise)``: the exact sign of ``orient(a, b, c, d)`` (+1: d above the plane of
+    triangle a, b, c) for many quadruples, and d's float height above that plane divided by
+    the length of a-b."""
+    x, y, z = xyz
+    ax, ay, az = x[a], y[a], z[a]
+    ux, uy, uz = x[b] - ax, y[b] - ay, z[b] - az
+    vx, vy, vz = x[c] - ax, y[c] - ay, z[c] - az
+    wx, wy, wz = x[d] - ax, y[d] - ay, z[d] - az
+    # u x v term by term, for the determinant and its permanent (the rounding bound)
+    p0, m0 = uy * vz, uz * vy
+    p1, m1 = uz * vx, ux * vz
+    p2, m2 = ux * vy, uy * vx
+    nx, ny, nz = p0 - m0, p1 - m1, p2 - m2
+    det = wx * nx + wy * ny + wz * nz
+    permanent = (abs(wx) * (abs(p0) + abs(m0)) + abs(wy) * (abs(p1) + abs(m1))
+                 + abs(wz) * (abs(p2) + abs(m2)))
+    sign = np.sign(det).astype(np.intp)
+    rest = (abs(det) <= ORIENT_ERRBOUND * permanent).nonzero()[0]
+    if len(rest):
+        q = xyz.T
+        sign[rest] = _orient_signs(q, a[rest], b[rest], c[rest], d[rest])
+        undecided = rest[sign[rest] == _UNDECIDED]
+        if len(undecided):
+            pts = [map(tuple, q[i[undecided]].tolist()) for i in (a, b, c, d)]
+            sign[undecided] = [_orient(*quad) for quad in zip(*pts)]
+    rise = np.zeros(len(sign))
+    up = (sign > 0).nonzero()[0]
+    if len(up):
+        scale = np.sqrt((nx[up] ** 2 + ny[up] ** 2 + nz[up] ** 2)
+                        * (ux[up] ** 2 + uy[up] ** 2 + uz[up] ** 2))
+        # (a sliver's cross product may round to zero: a steep or undefined rise is a dent or
+        # a flip attempt, both safe)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rise[up] = det[up] / scale
+    return sign, rise
+
+
+def _flipped(tris, concave, src, dst, apex, twin):
+    """``(tris, f, g)``: the triangles with concave edges flipped, as many as share no triangle
+    (the rest wait for the next pass), and the two triangles of each flip: ``f`` is (a, d, c)
+    and ``g`` (b, c, d), so that their edges 1 are the new diagonal d-c and c-d."""
+    f, g = concave // 3, twin[concave] // 3
+    claim = np.full(len(tris), len(twin), dtype=np.intp)
+    np.minimum.at(claim, f, concave)
+    np.minimum.at(claim, g, concave)
+    mine = (claim[f] == concave) & (claim[g] == concave)
+    concave, f, g = concave[mine], f[mine], g[mine]
+    a, b = src[concave], dst[concave]
+    c, d = apex[concave], apex[twin[concave]]
+    # Triangles (a, b, c) and (b, a, d) around the quad a -> d -> b -> c become (a, d, c) and
+    # (b, c, d): the quad's four edges keep their directions, the diagonal turns.
+    out = tris.copy()
+    out[f] = np.stack((a, d, c), axis=1)
+    out[g] = np.stack((b, c, d), axis=1)
+    return out, f, g
+
+
+def _unit_normals(xyz: np.ndarray, tris: np.ndarray):
+    """``(normals, area2)``: the triangles' float unit normals (3, F) and the lengths of their
+    cross products, or ``(None, None)`` if one is too thin to trust (``SLIVER_SIN``)."""
+    x, y, z = xyz
+    i, j, k = tris.T
+    ux, uy, uz = x[j] - x[i], y[j] - y[i], z[j] - z[i]
+    vx, vy, vz = x[k] - x[i], y[k] - y[i], z[k] - z[i]
+    nrm = np.stack((uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx))
+    length = np.sqrt(np.einsum("ij,ij->j", nrm, nrm))
+    if not (length > SLIVER_SIN * np.sqrt((ux * ux + uy * uy + uz * uz)
+                                          * (vx * vx + vy * vy + vz * vz))).all():
+        return None, None
+    return nrm / length, length
+
+
+def _vertices_wind_once(xyz: np.ndarray, tris: np.ndarray, normals: np.ndarray,
+                        area2: np.ndarray) -> bool:
+    """Do the triangles around every vertex wind exactly once around it?
+
+    Seen along d = v - c (c the centroid of the points: inside the hull), each triangle's
+    corner at v is a wedge. On a convex mesh every triangle faces along d -- its normal's
+    component is the height of its plane above c, over |d| -- so the wedges turn one way and
+    their angles add up to 2 pi times the winding number: 2 pi, against 4 pi for a double cover
+    or two fans pinched together, told apart with no rounding concerns. A mesh where some
+    triangle does not clearly face along d (``WINDING_MIN_COS``) is not certified.
+    """
+    n = xyz.shape[1]
+    corner = tris.ravel()
+    x, y, z = xyz
+    vx, vy, vz = x[corner], y[corner], z[corner]
+    cx, cy, cz = xyz.mean(axis=1).tolist()
+    dx, dy, dz = vx - cx, vy - cy, vz - cz
+    length = np.sqrt(dx * dx + dy * dy + dz * dz)
+    nx, ny, nz = (c.repeat(3) for c in normals)  # per corner of each triangle
+    cos = nx * dx + ny * dy + nz * dz
+    if not (cos > WINDING_MIN_COS * length).all():
+        return False
+    cos /= length
+    dx, dy, dz = dx / length, dy / length, dz / length
+    # The corner of triangle (v, x, y) at v: its edges u = x - v and w = y - v, seen along d.
+    nxt, prv = tris[:, _NEXT_VERTEX].ravel(), tris[:, _PREV_VERTEX].ravel()
+    ux, uy, uz = x[nxt] - vx, y[nxt] - vy, z[nxt] - vz
+    wx, wy, wz = x[prv] - vx, y[prv] - vy, z[prv] - vz
+    # The projections' cross product along d is det[u, w, d] == (u x w) . d, u x w being the
+    # triangle's cross product; their dot product is u.w - (u.d)(w.d).
+    ud = ux * dx + uy * dy + uz * dz
+    wd = wx * dx + wy * dy + wz * dz
+    angle = np.arctan2(area2.repeat(3) * cos, ux * wx + uy * wy + uz * wz - ud * wd)
+    total = np.bincount(corner, weights=angle, minlength=n)
+    return bool((abs(total - 2.0 * math.pi) < math.pi).all())
+
+
+def _without_non_corners(tris, corner, flat, twin, src, dst):
+    """The triangles with every flat region that holds a non-corner vertex replaced by a fan
+    over the region's corners (its boundary, a convex polygon, with the mid-edge vertices left
+    out)."""
+    nf = len(tris)
+    face = np.arange(3 * nf) // 3
+    # Regions: faces joined across flat edges (minimum label, spread with pointer jumping).
+    label = np.arange(nf)
+    fa, fb = face[flat], face[twin[flat]]
+    for _ in range(nf):  # (each pass joins at least one more pair of faces, or ends)
+        before = label
+        low = np.minimum(label[fa], label[fb])
+        label = label.copy()
+        np.minimum.at(label, fa, low)
+        label = label[label]
+        if np.array_equal(label, before):
+            break
+    redo = np.zeros(nf, dtype=bool)
+    redo[label[(~corner[tris]).any(axis=1)]] = True
+    redo = redo[label]
+    # Each region's boundary: its crease half-edges, chained by where one ends and the next starts.
+    boundary = (redo[face] & ~flat).nonzero()[0]
+    region = label[face[boundary]]
+    n = len(corner)
+    key = region * n + src[boundary]
+    order = key.argsort()
+    sorted_key = key[order]
+    target = region * n + dst[boundary]
+    pos = np.minimum(sorted_key.searchsorted(target), len(key) - 1)
+    if (sorted_key[1:] == sorted_key[:-1]).any() or (sorted_key[pos] != target).any():
+        return None
+    nxt = order[pos].tolist()
+    start = {}
+    for i, r in enumerate(region.tolist()):
+        start.setdefault(r, i)
+    fans = []
+    src_b = src[boundary].tolist()
+    is_corner = corner.tolist()
+    walked = 0
+    for first in start.values():
+        ring = []
+        i = first
+        for _ in range(len(nxt)):  # (a cycle is at most all the boundary edges)
+            v = src_b[i]
+            if is_corner[v]:
+                ring.append(v)
+            walked += 1
+            i = nxt[i]
+            if i == first:
+                break
+        fans.extend((ring[0], ring[j], ring[j + 1]) for j in range(1, len(ring) - 1))
+    if walked != len(nxt):
+        return None
+    kept = tris[~redo]
+    if not fans:
+        return kept
+    return np.vstack((kept, np.array(fans, dtype=tris.dtype)))
