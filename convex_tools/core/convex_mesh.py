@@ -117,7 +117,7 @@ def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
     normals, area2 = _unit_normals(xyz, tris)
     if normals is None:
         return None, MeshVerdict.DEGENERATE
-    if not _vertices_wind_once(xyz, tris, normals, area2):
+    if not _vertices_wind_once(xyz, (src, dst, apex), normals, area2):
         return None, MeshVerdict.VERTEX_NOT_CONVEX
     # Creases: edges whose triangles are not coplanar, counted at both ends (each half-edge
     # counts at its start).
@@ -241,7 +241,7 @@ def _unit_normals(xyz: np.ndarray, tris: np.ndarray):
     return nrm / length, length
 
 
-def _vertices_wind_once(xyz: np.ndarray, tris: np.ndarray, normals: np.ndarray,
+def _vertices_wind_once(xyz: np.ndarray, ends: tuple, normals: np.ndarray,
                         area2: np.ndarray) -> bool:
     """Do the triangles around every vertex wind exactly once around it?
 
@@ -253,7 +253,7 @@ def _vertices_wind_once(xyz: np.ndarray, tris: np.ndarray, normals: np.ndarray,
     triangle does not clearly face along d (``WINDING_MIN_COS``) is not certified.
     """
     n = xyz.shape[1]
-    corner = tris.ravel()
+    corner, nxt, prv = ends  # (``_ends``: each corner of each triangle, and the next two)
     x, y, z = xyz
     vx, vy, vz = x[corner], y[corner], z[corner]
     cx, cy, cz = xyz.mean(axis=1).tolist()
@@ -266,7 +266,6 @@ def _vertices_wind_once(xyz: np.ndarray, tris: np.ndarray, normals: np.ndarray,
     cos /= length
     dx, dy, dz = dx / length, dy / length, dz / length
     # The corner of triangle (v, x, y) at v: its edges u = x - v and w = y - v, seen along d.
-    nxt, prv = tris[:, _NEXT_VERTEX].ravel(), tris[:, _PREV_VERTEX].ravel()
     ux, uy, uz = x[nxt] - vx, y[nxt] - vy, z[nxt] - vz
     wx, wy, wz = x[prv] - vx, y[prv] - vy, z[prv] - vz
     # The projections' cross product along d is det[u, w, d] == (u x w) . d, u x w being the
