@@ -1,6 +1,7 @@
 """Hull benchmarks: Quickhull build time (against Blender's bmesh.ops.convex_hull when bpy is
-importable) on random clouds, a large sphere and 1,000-vertex meshes (issue 12's targets:
-100k sphere points in <= 1.5 s, 1,000-vertex meshes in <= 3 ms), support-call cost of scanning
+importable) on random clouds, a large sphere and 1,000-vertex meshes, by their points alone or
+with their faces (issue 12's targets: 100k sphere points in <= 1.5 s, 1,000-vertex meshes in
+<= 3 ms), support-call cost of scanning
 vs hill-climbing, and vertices visited per support call under frame coherence (the issue asks
 for O(1))."""
 
@@ -69,6 +70,21 @@ def _uv_sphere(segments: int = 32, rings: int = 32):
     return np.vstack([(0.0, 0.0, 1.0), (0.0, 0.0, -1.0), ring.reshape(-1, 3)])
 
 
+def _uv_sphere_triangles(segments: int = 32, rings: int = 32):
+    """The UV sphere's faces as Blender triangulates them: fans at the poles, each quad split
+    along the diagonal from its first corner (half of them concave after rounding)."""
+    s = np.arange(segments)
+    nxt = (s + 1) % segments
+    top = np.column_stack([np.zeros(segments, int), 2 + s, 2 + nxt])
+    last = 2 + (rings - 2) * segments
+    bottom = np.column_stack([np.ones(segments, int), last + nxt, last + s])
+    r = np.arange(rings - 2)[:, None] * segments
+    a, b = 2 + r + s, 2 + r + segments + s  # a quad (a, b, c, d) between rings r and r + 1
+    c, d = 2 + r + segments + nxt, 2 + r + nxt
+    quads = np.stack([a, b, c, d], axis=-1).reshape(-1, 4)
+    return np.vstack([top, bottom, quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+
+
 def _blob(rng, n: int = 1000):
     """A lumpy closed surface: sphere points pushed in or out by up to 5%."""
     return _sphere(rng, n) * rng.uniform(0.95, 1.05, (n, 1))
@@ -80,10 +96,10 @@ def _ball(rng, n: int = 1000):
     return p
 
 
-def _build_row(name: str, pts, runs: int) -> None:
-    ours = _median_time(lambda: convex_hull(pts), runs)
-    shape = _median_time(lambda: Hull(pts), runs)  # + climbing graph and cube map
-    verts = len(convex_hull(pts).vertices)
+def _build_row(name: str, pts, runs: int, faces=None) -> None:
+    ours = _median_time(lambda: convex_hull(pts, faces), runs)
+    shape = _median_time(lambda: Hull(pts, faces=faces), runs)  # + climbing graph and cube map
+    verts = len(convex_hull(pts, faces).vertices)
     theirs, their_verts = _blender_hull_time(pts, min(runs, 5))
     if theirs is None:
         tail = f"{'-':>10}{'-':>8}"
@@ -108,6 +124,8 @@ def _build_table(rng, quick: bool) -> None:
     _build_row("sphere (all on hull)", _sphere(own, 20_000 if quick else 100_000), runs)
     mesh_runs = 5 if quick else 31
     _build_row("UV sphere mesh", _uv_sphere(), mesh_runs)
+    # The same with its faces (hull_of gets them from Blender): a convex mesh is its own hull.
+    _build_row("UV sphere + faces", _uv_sphere(), mesh_runs, _uv_sphere_triangles())
     _build_row("noisy blob mesh", _blob(own), mesh_runs)
     _build_row("mostly interior mesh", _ball(own), mesh_runs)
 
