@@ -152,7 +152,7 @@ def _twins(tris: np.ndarray, n: int):
     dst = tris[:, _NEXT_VERTEX].ravel()
     # Sorted by undirected edge, the two halves of each edge come out side by side.
     key = np.minimum(src, dst) * n + np.maximum(src, dst)
-    order = key.argsort()
+    order = key.argsort(kind="stable")  # (timsort: a mesh's triangle order leaves long runs)
     first, second = order[0::2], order[1::2]
     k1, k2 = key[first], key[second]
     if (k1 != k2).any() or (k2[:-1] == k1[1:]).any() or (src[first] == src[second]).any():

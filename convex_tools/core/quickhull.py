@@ -1429,7 +1429,9 @@ def _package(p: np.ndarray, hull, tol: float) -> HullData:
         src = faces.ravel()
         dst = faces[:, _NEXT_VERTEX].ravel()
         # each vertex's neighbours (the heads of its out-edges), in increasing order
-        dl = dst[(src * m + dst).argsort()].tolist()  # (the keys are distinct)
+        # (Timsort: the keys are distinct, and triangles that share a vertex tend to come
+        # together, which leaves runs it merges: half the time of the default sort on a mesh.)
+        dl = dst[(src * m + dst).argsort(kind="stable")].tolist()
         bl = np.cumsum(np.bincount(src, minlength=m)).tolist()
         adjacency = tuple(map(tuple, map(dl.__getitem__, map(slice, [0] + bl[:-1], bl))))
         return HullData(vertices, faces, adjacency, 3, None, tol, corners)
