@@ -788,8 +788,8 @@ def test_hull_of_a_mesh_matches_quickhull(seed, n, kind, change):
         assert_closed_convex_hull(points, h)
 
 
-@pytest.mark.parametrize("bad", [np.zeros((4, 2), int), [(0, 1, 2.0)], [(0, 1, 8)], [(0, -1, 2)],
-                                 "faces"])
+@pytest.mark.parametrize("bad", [np.zeros((4, 2), int), [(0, 1, 2.5)], [(0, 1, 8)], [(0, -1, 2)],
+                                 [(0, 1, np.nan)], [(0, 1, np.inf)], "faces", [("a", "b", "c")]])
 def test_bad_faces_raise_value_error_naming_faces(bad):
     with pytest.raises(ValueError, match="faces"):
         convex_hull(CUBE, bad)

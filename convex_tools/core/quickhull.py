@@ -251,18 +251,22 @@ def convex_hull(points, faces=None) -> HullData:
 
 
 def _triangles(name: str, value, n: int) -> np.ndarray:
-    """An (F, 3) integer array of indices into ``n`` points."""
+    """An (F, 3) array of indices into ``n`` points (whole numbers stored as floats accepted,
+    as ``TriangleMesh`` accepts them)."""
     try:
         t = np.asarray(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an (F, 3) array of point indices") from None
     if t.ndim != 2 or t.shape[1] != 3:
         raise ValueError(f"{name} must be an (F, 3) array of point indices, got shape {t.shape}")
-    if t.dtype.kind not in "iu" and not (t.dtype.kind == "f" and len(t) == 0):
-        raise ValueError(f"{name} must hold integer point indices, got {t.dtype}")
+    if t.dtype.kind not in "iu":
+        whole = t.dtype.kind in "fb" and bool(np.all((t == np.round(t)) & (abs(t) <= n)))
+        if not whole:
+            raise ValueError(f"{name} must hold integer point indices")
     t = t.astype(np.intp)
     if len(t) and (t.min() < 0 or t.max() >= n):
-        raise ValueError(f"{name} must index the {n} points, found {t.min()} ... {t.max()}")
+        raise ValueError(f"{name} must index the {n} points, found indices from {t.min()} to "
+                         f"{t.max()}")
     return t
 
 
