@@ -663,6 +663,23 @@ def test_rounding_concave_quads_of_a_uv_sphere_are_flipped():
     assert_closed_convex_hull(points, h)
 
 
+def test_flips_keep_the_half_edges_paired():
+    # The pairing after a pass of flips is updated in place (not sorted again): it must be the
+    # pairing of the flipped mesh, also where two flipped quads share an edge.
+    from convex_tools.core import convex_mesh
+    points, tris = uv_sphere(32, 16), uv_sphere_triangles(32, 16)
+    twin, keys = convex_mesh._twins(tris, len(points))
+    src, dst, apex = convex_mesh._ends(tris)
+    once = np.arange(len(twin)) < twin
+    sign, _ = convex_mesh._edge_signs(np.ascontiguousarray(points.T), src[once], dst[once],
+                                      apex[once], apex[twin[once]])
+    concave = once.nonzero()[0][sign > 0]
+    flipped, paired, f, g = convex_mesh._flipped(tris, len(points), concave, src, dst, apex,
+                                                 twin, keys)
+    assert len(f) > len(concave) // 2  # (most flips go in the first pass)
+    np.testing.assert_array_equal(paired, convex_mesh._twins(flipped, len(points))[0])
+
+
 def _two_cubes():
     points, tris = grid_cube(1)
     return np.vstack([points, points + 3.0]), np.vstack([tris, tris + len(points)])

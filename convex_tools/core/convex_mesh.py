@@ -84,40 +84,46 @@ def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
     t0, t1, t2 = tris.T
     if ((t0 == t1) | (t1 == t2) | (t2 == t0)).any():
         return None, MeshVerdict.DEGENERATE
-    twin = _twins(tris, n)
-    if twin is None:
+    edges = _twins(tris, n)
+    if edges is None:
         return None, MeshVerdict.OPEN
+    twin, edge_keys = edges
     if nf != 2 * n - 4:  # V - E + F == 2 with 2E == 3F
         return None, MeshVerdict.NOT_ONE_SHELL
     xyz = np.ascontiguousarray(q.T)  # (one contiguous array per coordinate: cheaper gathers)
     # The sign of each edge's orientation test, stored on both of its half-edges; after flips
     # only the edges of the changed triangles are tested again.
     sign = np.empty(3 * nf, dtype=np.intp)
-    todo = (np.arange(3 * nf) < twin).nonzero()[0]  # every edge, once
+    once = np.arange(3 * nf) < twin  # each edge once, by its lower half-edge
+    todo = once.nonzero()[0]
     for _ in range(FLIP_PASS_CAP):
         src, dst, apex = _ends(tris)
         s, rise = _edge_signs(xyz, src[todo], dst[todo], apex[todo], apex[twin[todo]])
         sign[todo] = sign[twin[todo]] = s
         if (rise[s > 0] > FLIP_MAX_RISE).any():
             return None, MeshVerdict.CONCAVE_EDGE
-        concave = ((sign > 0) & (np.arange(3 * nf) < twin)).nonzero()[0]
+        concave = ((sign > 0) & once).nonzero()[0]
         if not len(concave):
             break
-        tris, f, g = _flipped(tris, concave, src, dst, apex, twin)
-        twin = _twins(tris, n)
-        if twin is None:  # a new diagonal was an edge already
+        flips = _flipped(tris, n, concave, src, dst, apex, twin, edge_keys)
+        if flips is None:  # a new diagonal would be an edge twice
             return None, MeshVerdict.UNFLIPPABLE
+        tris, twin, f, g = flips
+        edge_keys = None  # (stale now: a later pass pairs its half-edges from scratch)
+        once = np.arange(3 * nf) < twin
         # The new diagonals are convex: orient(d, c, a, b) == -orient(a, b, c, d) (an odd
         # permutation). The other edges of the flipped triangles are tested again.
         sign[3 * f + 1] = sign[3 * g + 1] = -1
         half = np.concatenate((3 * f, 3 * f + 2, 3 * g, 3 * g + 2))
-        todo = np.unique(np.minimum(half, twin[half]))
+        again = np.zeros(3 * nf, dtype=bool)
+        again[np.minimum(half, twin[half])] = True
+        todo = again.nonzero()[0]
     else:
         return None, MeshVerdict.UNFLIPPABLE
-    normals, area2 = _unit_normals(xyz, tris)
-    if normals is None:
+    planes = _planes(xyz, tris)
+    if planes is None:
         return None, MeshVerdict.DEGENERATE
-    if not _vertices_wind_once(xyz, (src, dst, apex), normals, area2):
+    if not _vertices_wind_once(xyz, (src, dst, apex), planes[0], planes[1]):
         return None, MeshVerdict.VERTEX_NOT_CONVEX
     # Creases: edges whose triangles are not coplanar, counted at both ends (each half-edge
     # counts at its start).
@@ -130,22 +136,21 @@ def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
         tris = _without_non_corners(tris, corner, ~crease, twin, src, dst)
         if tris is None:  # (a region's boundary is not one cycle: impossible when convex)
             return None, MeshVerdict.VERTEX_NOT_CONVEX
-        normals, _ = _unit_normals(xyz, tris)
-        if normals is None:
+        planes = _planes(xyz, tris)
+        if planes is None:
             return None, MeshVerdict.DEGENERATE
     corners = corner.nonzero()[0]
     if len(tris) != 2 * len(corners) - 4:
         return None, MeshVerdict.NOT_ONE_SHELL  # (cannot happen: the regions are discs)
-    # offsets through the centroids (averages the rounding of the three vertices)
-    centroids = xyz[:, tris].sum(axis=2) / 3.0
-    offsets = np.einsum("ij,ij->j", normals, centroids)
+    normals, _, offsets = planes
     return (corners, tris, (normals.T.copy(), offsets)), MeshVerdict.CONVEX
 
 
 def _twins(tris: np.ndarray, n: int):
-    """The reverse of each half-edge ``3 f + k`` (edge k of triangle f, from its vertex k to
-    vertex k + 1), or None unless every edge is one half-edge each way (closed, manifold at its
-    edges, consistently oriented)."""
+    """``(twin, keys)``: the reverse of each half-edge ``3 f + k`` (edge k of triangle f, from
+    its vertex k to vertex k + 1), and the sorted keys ``min * n + max`` of the edges; None
+    unless every edge is one half-edge each way (closed, manifold at its edges, consistently
+    oriented)."""
     if len(tris) % 2:
         return None  # (3F half-edges in pairs)
     src = tris.ravel()
@@ -159,7 +164,7 @@ def _twins(tris: np.ndarray, n: int):
         return None
     twin = np.empty_like(order)
     twin[first], twin[second] = second, first
-    return twin
+    return twin, k1
 
 
 def _ends(tris: np.ndarray):
@@ -206,39 +211,68 @@ def _edge_signs(xyz: np.ndarray, a, b, c, d):
     return sign, rise
 
 
-def _flipped(tris, concave, src, dst, apex, twin):
-    """``(tris, f, g)``: the triangles with concave edges flipped, as many as share no triangle
-    (the rest wait for the next pass), and the two triangles of each flip: ``f`` is (a, d, c)
-    and ``g`` (b, c, d), so that their edges 1 are the new diagonal d-c and c-d."""
+def _flipped(tris, n, concave, src, dst, apex, twin, edge_keys):
+    """``(tris, twin, f, g)`` with the concave edges flipped, as many as share no triangle (the
+    rest wait for the next pass): the triangles, their half-edge pairing, and the two triangles
+    of each flip -- ``f`` is now (a, d, c) and ``g`` (b, c, d), so that their edges 1 are the
+    new diagonal d-c and c-d. None if a new diagonal would be an edge twice. ``edge_keys`` are
+    ``_twins``'s sorted keys of the edges before (None if stale: then the pairing is redone)."""
     f, g = concave // 3, twin[concave] // 3
     claim = np.full(len(tris), len(twin), dtype=np.intp)
     np.minimum.at(claim, f, concave)
     np.minimum.at(claim, g, concave)
     mine = (claim[f] == concave) & (claim[g] == concave)
-    concave, f, g = concave[mine], f[mine], g[mine]
-    a, b = src[concave], dst[concave]
-    c, d = apex[concave], apex[twin[concave]]
+    e, f, g = concave[mine], f[mine], g[mine]
+    t = twin[e]
+    a, b = src[e], dst[e]
+    c, d = apex[e], apex[t]
     # Triangles (a, b, c) and (b, a, d) around the quad a -> d -> b -> c become (a, d, c) and
     # (b, c, d): the quad's four edges keep their directions, the diagonal turns.
     out = tris.copy()
     out[f] = np.stack((a, d, c), axis=1)
     out[g] = np.stack((b, c, d), axis=1)
-    return out, f, g
+    if edge_keys is None:
+        edges = _twins(out, n)
+        return None if edges is None else (out, edges[0], f, g)
+    new_keys = np.minimum(c, d) * n + np.maximum(c, d)
+    pos = np.minimum(edge_keys.searchsorted(new_keys), len(edge_keys) - 1)
+    ordered = np.sort(new_keys)
+    if (edge_keys[pos] == new_keys).any() or (ordered[1:] == ordered[:-1]).any():
+        return None
+    # The pairing moves with the half-edges: b->c (was after e in f) is now g's edge 0, c->a
+    # f's edge 2, a->d (after t in g) f's edge 0, d->b g's edge 2; the diagonals pair up.
+    e1, e2 = 3 * f + (e + 1) % 3, 3 * f + (e + 2) % 3
+    t1, t2 = 3 * g + (t + 1) % 3, 3 * g + (t + 2) % 3
+    moved = np.arange(len(twin))
+    moved[e1], moved[e2], moved[t1], moved[t2] = 3 * g, 3 * f + 2, 3 * f, 3 * g + 2
+    keep = np.ones(len(twin), dtype=bool)
+    keep[e] = keep[t] = False
+    h = keep.nonzero()[0]
+    paired = np.empty_like(twin)
+    paired[moved[h]] = moved[twin[h]]
+    paired[3 * f + 1], paired[3 * g + 1] = 3 * g + 1, 3 * f + 1
+    return out, paired, f, g
 
 
-def _unit_normals(xyz: np.ndarray, tris: np.ndarray):
-    """``(normals, area2)``: the triangles' float unit normals (3, F) and the lengths of their
-    cross products, or ``(None, None)`` if one is too thin to trust (``SLIVER_SIN``)."""
+def _planes(xyz: np.ndarray, tris: np.ndarray):
+    """``(normals, area2, offsets)``: the triangles' float unit normals (3, F), the lengths of
+    their cross products and their planes' offsets (through the centroids, which averages the
+    rounding of the three corners); None if a triangle is too thin to trust (``SLIVER_SIN``)."""
     x, y, z = xyz
     i, j, k = tris.T
-    ux, uy, uz = x[j] - x[i], y[j] - y[i], z[j] - z[i]
-    vx, vy, vz = x[k] - x[i], y[k] - y[i], z[k] - z[i]
-    nrm = np.stack((uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx))
-    length = np.sqrt(np.einsum("ij,ij->j", nrm, nrm))
+    xi, yi, zi = x[i], y[i], z[i]
+    xj, yj, zj = x[j], y[j], z[j]
+    xk, yk, zk = x[k], y[k], z[k]
+    ux, uy, uz = xj - xi, yj - yi, zj - zi
+    vx, vy, vz = xk - xi, yk - yi, zk - zi
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    length = np.sqrt(nx * nx + ny * ny + nz * nz)
     if not (length > SLIVER_SIN * np.sqrt((ux * ux + uy * uy + uz * uz)
                                           * (vx * vx + vy * vy + vz * vz))).all():
-        return None, None
-    return nrm / length, length
+        return None
+    nx, ny, nz = nx / length, ny / length, nz / length
+    offsets = (nx * (xi + xj + xk) + ny * (yi + yj + yk) + nz * (zi + zj + zk)) / 3.0
+    return np.stack((nx, ny, nz)), length, offsets
 
 
 def _vertices_wind_once(xyz: np.ndarray, ends: tuple, normals: np.ndarray,
@@ -259,20 +293,20 @@ def _vertices_wind_once(xyz: np.ndarray, ends: tuple, normals: np.ndarray,
     cx, cy, cz = xyz.mean(axis=1).tolist()
     dx, dy, dz = vx - cx, vy - cy, vz - cz
     length = np.sqrt(dx * dx + dy * dy + dz * dz)
-    nx, ny, nz = (c.repeat(3) for c in normals)  # per corner of each triangle
-    cos = nx * dx + ny * dy + nz * dz
-    if not (cos > WINDING_MIN_COS * length).all():
+    nx, ny, nz = normals.repeat(3, axis=1)  # per corner of each triangle
+    along = nx * dx + ny * dy + nz * dz     # |d| times the cosine
+    if not (along > WINDING_MIN_COS * length).all():
         return False
-    cos /= length
-    dx, dy, dz = dx / length, dy / length, dz / length
     # The corner of triangle (v, x, y) at v: its edges u = x - v and w = y - v, seen along d.
     ux, uy, uz = x[nxt] - vx, y[nxt] - vy, z[nxt] - vz
     wx, wy, wz = x[prv] - vx, y[prv] - vy, z[prv] - vz
-    # The projections' cross product along d is det[u, w, d] == (u x w) . d, u x w being the
-    # triangle's cross product; their dot product is u.w - (u.d)(w.d).
+    # The projections' cross product along d is det[u, w, d] / |d| == |u x w| cos, u x w being
+    # the triangle's cross product; their dot product is u.w - (u.d)(w.d) / |d|^2. Both times
+    # |d|^2 (the angle is the same):
     ud = ux * dx + uy * dy + uz * dz
     wd = wx * dx + wy * dy + wz * dz
-    angle = np.arctan2(area2.repeat(3) * cos, ux * wx + uy * wy + uz * wz - ud * wd)
+    angle = np.arctan2(area2.repeat(3) * along * length,
+                       (ux * wx + uy * wy + uz * wz) * (length * length) - ud * wd)
     total = np.bincount(corner, weights=angle, minlength=n)
     return bool((abs(total - 2.0 * math.pi) < math.pi).all())
 
