@@ -544,6 +544,19 @@ def uv_sphere_triangles(segments, rings):
     return np.vstack([top, bottom, q[:, [0, 1, 2]], q[:, [0, 2, 3]]])
 
 
+def twisted_uv_sphere(segments, rings, twist):
+    """``uv_sphere`` with every other ring turned by ``twist`` of a segment: all its points are
+    on the sphere, but its quads are not planar (half of them concave along the diagonal the
+    triangles split them by, as on a subdivided or bevelled box)."""
+    theta = np.pi * np.arange(1, rings) / rings
+    turn = twist * (np.arange(rings - 1) % 2)
+    phi = 2 * np.pi * (np.arange(segments)[None, :] + turn[:, None]) / segments
+    s = np.sin(theta)[:, None]
+    ring = np.stack([s * np.cos(phi), s * np.sin(phi),
+                     np.repeat(np.cos(theta)[:, None], segments, axis=1)], axis=-1)
+    return np.vstack([(0.0, 0.0, 1.0), (0.0, 0.0, -1.0), ring.reshape(-1, 3)])
+
+
 def outward(points, tris):
     """``tris`` each turned to face away from the centroid (fine for star-shaped meshes)."""
     a, b, c = (points[tris[:, k]] for k in range(3))
@@ -622,6 +635,8 @@ CONVEX_MESHES = {
     "rotated uv sphere": lambda rng: (uv_sphere(24, 12) @ ROTATION.T, uv_sphere_triangles(24, 12)),
     "small uv sphere far away": lambda rng: (uv_sphere(24, 12) * 1e-3 + (1e2, -3e2, 5e1),
                                              uv_sphere_triangles(24, 12)),
+    "uv sphere with quads that are not planar": lambda rng: (twisted_uv_sphere(24, 12, 0.4),
+                                                             uv_sphere_triangles(24, 12)),
     "cube": lambda rng: grid_cube(1),
     "subdivided cube": lambda rng: grid_cube(5),
     "cylinder": lambda rng: cylinder(32),
@@ -714,8 +729,10 @@ CUBE4 = grid_cube(4)
 CENTRE = int(np.flatnonzero((CUBE4[0] == (0.0, 0.0, 1.0)).all(axis=1))[0])  # of the top face
 NOT_CONVEX = {
     "dent": (lambda: _with(*SPHERE, at=100, point=0.9 * SPHERE[0][100]), MeshVerdict.CONCAVE_EDGE),
-    "bump on a flat face": (lambda: _with(*CUBE4, at=CENTRE, point=(0.0, 0.0, 1.01)),
+    "bump on a flat face": (lambda: _with(*CUBE4, at=CENTRE, point=(0.0, 0.0, 1.2)),
                             MeshVerdict.CONCAVE_EDGE),
+    "low bump on a flat face": (lambda: _with(*CUBE4, at=CENTRE, point=(0.0, 0.0, 1.01)),
+                                MeshVerdict.UNFLIPPABLE),
     "hole": (lambda: _with(*SPHERE, drop=5), MeshVerdict.OPEN),
     "flipped triangle": (lambda: _with(*SPHERE, reverse=5), MeshVerdict.OPEN),
     "inside out": (lambda: (SPHERE[0], SPHERE[1][:, ::-1]), MeshVerdict.CONCAVE_EDGE),

@@ -12,8 +12,9 @@ its edges instead of a Quickhull. The steps:
    locally convex surface is a sphere, so a second one would count 4).
 2. *Edges*: the far vertex of the triangle across each edge lies on or below the plane of the
    other one, decided exactly (``quickhull``'s predicates: float filter, extended precision,
-   integers). An edge that is concave by a hair (``FLIP_MAX_RISE``) is most likely a nearly flat
-   quad split along the diagonal that rounding made concave (half the quads of a UV sphere):
+   integers). An edge that is only slightly concave (``FLIP_MAX_RISE``) is most likely a quad
+   split along its concave diagonal -- half the quads of a UV sphere once rounding has moved
+   their corners off their plane, a fixed share of a subdivided cube's, which are not planar:
    it is flipped and the edges are checked again. Flipping never makes a wrong hull -- a closed
    convex surface through all the points is their hull, whichever way it was reached -- it only
    costs a pass when it fails. An edge concave by more is a dent: not convex.
@@ -40,16 +41,19 @@ from .quickhull import (_NEXT_VERTEX, _PREV_VERTEX, _UNDECIDED, ORIENT_ERRBOUND,
                         _orient_signs)
 
 # An edge is flipped (step 2) if the far vertex rises above the plane of the triangle across by at
-# most this fraction of the edge's length, else the mesh is taken as not convex. Blender stores
-# coordinates as float32, which puts the corners of a planar quad off its plane by up to ~6e-8
-# of their magnitude (3e-7 of the edge length on a UV sphere); this covers meshes a thousand
-# times smaller than their distance from the origin.
-FLIP_MAX_RISE = 1e-4
-# Edge-flip passes (step 2): one flips every concave diagonal of independent near-flat quads,
-# the next confirms. Meshes whose near-flat regions need flips cascading further (a rotated,
-# finely subdivided box face, where rounding scatters the grid off its plane) are left to
-# Quickhull, which also drops the grid points rounding put below the hull.
-FLIP_PASS_CAP = 4
+# most this fraction of the edge's length, else the mesh is taken as not convex at once. Quads
+# split along the concave diagonal rise by ~1e-7 when they are planar but rounded to float32
+# (Blender's coordinates), up to 0.02 on a bevelled or subdivided cube (their quads are not
+# planar) -- while the lumps of a noisy or sculpted surface rise by tenths.
+FLIP_MAX_RISE = 0.1
+# Edge-flip passes (step 2): one flips every concave diagonal of quads that share no triangle,
+# the next confirms (or flips the few that had to wait). A pass that leaves as many concave
+# edges as the one before ends them early: the mesh is not convex (a dent is never flipped away:
+# its vertex stays below the hull of the others). Meshes whose near-flat regions need flips
+# cascading further (a rotated, finely subdivided box face, where rounding scatters the grid
+# off its plane) are left to Quickhull, which also drops the grid points rounding put below the
+# hull.
+FLIP_PASS_CAP = 6
 # Step 3 trusts a triangle's float normal only if its component along the direction from the
 # centroid to the vertex exceeds this (as a cosine): far above the ~1e-15 rounding of either
 # vector, so "winds once" is never decided by rounding. It is the height of the triangle's plane
@@ -96,6 +100,7 @@ def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
     sign = np.empty(3 * nf, dtype=np.intp)
     once = np.arange(3 * nf) < twin  # each edge once, by its lower half-edge
     todo = once.nonzero()[0]
+    before = len(todo) + 1
     for _ in range(FLIP_PASS_CAP):
         src, dst, apex = _ends(tris)
         s, rise = _edge_signs(xyz, src[todo], dst[todo], apex[todo], apex[twin[todo]])
@@ -105,6 +110,9 @@ def convex_mesh_hull(q: np.ndarray, tris: np.ndarray):
         concave = ((sign > 0) & once).nonzero()[0]
         if not len(concave):
             break
+        if len(concave) >= before:
+            return None, MeshVerdict.UNFLIPPABLE
+        before = len(concave)
         flips = _flipped(tris, n, concave, src, dst, apex, twin, edge_keys)
         if flips is None:  # a new diagonal would be an edge twice
             return None, MeshVerdict.UNFLIPPABLE
