@@ -74,7 +74,7 @@ class MeshVerdict(enum.Enum):
     OPEN = "open or inconsistently oriented"
     NOT_ONE_SHELL = "not one closed shell of genus 0"
     CONCAVE_EDGE = "concave edge"
-    UNFLIPPABLE = "near-flat concave edges that flips do not make convex"
+    UNFLIPPABLE = "slightly concave edges that flips do not make convex"
     VERTEX_NOT_CONVEX = "a vertex is not locally convex"
 
 
