@@ -655,6 +655,25 @@ def test_a_convex_mesh_is_its_own_hull(kind):
     assert corner_set(h) == corner_set(convex_hull(points))
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-20, 1e20, 1e300])
+def test_a_convex_mesh_at_extreme_scales_is_its_own_hull(scale):
+    # (certified on the power-of-two scaled copy Quickhull works on: no overflow, no underflow)
+    for points, tris in ((uv_sphere(24, 12) * scale, uv_sphere_triangles(24, 12)),
+                         (grid_cube(3)[0] * scale, grid_cube(3)[1])):
+        scaled = quickhull._in_safe_range(points)[0]
+        assert convex_mesh_hull(scaled, tris)[1] is MeshVerdict.CONVEX
+        h = convex_hull(points, tris)
+        assert corner_set(h) == corner_set(convex_hull(points))
+
+
+def test_hull_shape_takes_the_faces():
+    points, tris = twisted_uv_sphere(24, 12, 0.4), uv_sphere_triangles(24, 12)
+    shape = Hull(points, faces=tris)
+    np.testing.assert_array_equal(shape.vertices, Hull(points).vertices)
+    d = np.array([0.3, -0.2, 0.9])
+    assert np.dot(shape.support(d), d) == pytest.approx(brute_force_max(points, d), abs=1e-15)
+
+
 def test_a_subdivided_cube_keeps_its_eight_corners_and_twelve_triangles():
     # Points inside the faces (no crease around them) and in the middle of the edges (two
     # creases, continuing each other) are not corners; the faces are re-triangulated.
