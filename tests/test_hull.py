@@ -627,6 +627,8 @@ def corner_set(h):
 
 
 ROTATION = random_rotation(np.random.default_rng(60))
+NEEDLE = np.array([(-1.0, -1.0, 0.0), (1.0, -1.0, 0.0), (1.0, 1.0, 0.0), (-1.0, 1.0, 0.0),
+                   (30.0, 5.0, 60.0)])
 CONVEX_MESHES = {
     "uv sphere": lambda rng: (uv_sphere(32, 16), uv_sphere_triangles(32, 16)),
     # Blender keeps float32 coordinates: quads leave their planes by ~1e-8, not ~1e-16
@@ -637,6 +639,10 @@ CONVEX_MESHES = {
                                              uv_sphere_triangles(24, 12)),
     "uv sphere with quads that are not planar": lambda rng: (twisted_uv_sphere(24, 12, 0.4),
                                                              uv_sphere_triangles(24, 12)),
+    # (the apex's triangles face such different ways that no average of their normals is
+    # along all of them: the winding is seen from inside instead)
+    "leaning needle": lambda rng: (NEEDLE, outward(NEEDLE, np.array([
+        (0, 1, 4), (1, 2, 4), (2, 3, 4), (3, 0, 4), (0, 2, 1), (0, 3, 2)]))),
     "cube": lambda rng: grid_cube(1),
     "subdivided cube": lambda rng: grid_cube(5),
     "cylinder": lambda rng: cylinder(32),
