@@ -17,6 +17,7 @@ from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Po
 from convex_tools.core import raycast
 from convex_tools.core.raycast import ray_cast
 from convex_tools.core.sweep import sweep, sweep_rotating
+from convex_tools.core.trimesh import Triangle
 
 from geometry_helpers import random_rotation
 
@@ -559,3 +560,33 @@ def test_sweep_time_is_never_negative_for_shapes_touching_at_the_start():
         hit = sweep(a, b, motion)
         assert hit.t == 0.0 and hit.status is Status.INTERSECTING
         assert not np.any(hit.normal)
+
+
+@pytest.mark.parametrize("corner_check", [True, False])
+def test_polish_keeps_three_distinct_corners_of_a_face(monkeypatch, corner_check):
+    # Found by the concave core (a cylinder pushed out of a terrain triangle): the cylinder's
+    # side, swept back onto the triangle, touches it at an edge. The cast stalled there
+    # correctly, and the polish took its simplex for a face, whose corners (the ends of the
+    # cylinder's ruling plus the triangle) two of its tilts then picked the same corner of:
+    # with one condition short, the normal turned about the remaining edge and the plane it
+    # settled on met the motion 0.0011 before the contact, reported as CONVERGED.
+    # The time is the first at which GJK distance vanishes (bisection: 0.017951167840928).
+    m = np.array([[0.10448316258181523, -0.9921481221408968, -0.06874134468567175,
+                   0.9210520787466523],
+                  [-0.1237856026075353, 0.05560858169873202, -0.9907496203524607,
+                   -1.2329076030411636],
+                  [0.9867929840265339, 0.1120258424371261, -0.11700349269257265,
+                   0.2163442241448985],
+                  [0, 0, 0, 1]])
+    cylinder = Transformed(Cylinder(0.24798771861929045, 0.5886086082435399), m)
+    triangle = Triangle((0.666666666666667, -0.6666666666666665, 0.2209753047971255),
+                        (1.333333333333333, -0.6666666666666665, 0.3283460421062803),
+                        (1.333333333333333, 0.0, 0.3978333615740226))
+    start = 0.23758319125592336 * triangle.normal
+    if not corner_check:
+        # The polish's second line of defence on its own: the cast's time is a lower bound on
+        # the contact, and a polished time before it is refused.
+        monkeypatch.setattr(raycast, "_spans_triangle", lambda corners, limit: True)
+    hit = sweep(translated(cylinder, start), triangle, -start)
+    assert hit.t == pytest.approx(0.017951167840928, abs=CURVED)
+    assert distance(translated(cylinder, start * (1.0 - hit.t)), triangle).distance <= CURVED

@@ -335,10 +335,13 @@ def _face_depth(mesh, i, tri, shape, method):
     start = h + FACE_SWEEP_START * size
     hit = sweeps.sweep(translated(shape, start * n), tri, -start * n)
     calls = 1 + (hit.support_calls if hit is not None else 0)
-    # The sweep's time is checked, and finished by conservative advancement where it stopped
-    # short (it can, by ~1e-3 of the size, on curved shapes): at a clear pose s, moving back by
-    # the distance d cannot make the two overlap (a move of d along a unit vector closes a gap
-    # by at most d), so s − d is still at or beyond the exit and the gap shrinks from there.
+    # The sweep's time is checked against GJK distance, and finished by conservative advancement
+    # where it stopped short: a sweep that touches only at its very end (a box resting exactly
+    # on the face, ~5e-3 of the size to go) can miss by rounding, and a curved shape's polished
+    # time leaves GJK a gap of up to ~4e-9 of the size (a stalled cast ~1e-8). At a clear pose
+    # s, moving back by the distance d cannot make the two overlap (a move of d along a unit
+    # vector closes a gap by at most d), so s − d is still at or beyond the exit and the gap
+    # shrinks from there.
     s = start if hit is None else start * (1.0 - hit.t)
     touching = gjk.touching_tolerance(max(size, float(np.max(np.abs(upper))), 1e-300))
     status = Status.ITERATION_LIMIT

@@ -443,8 +443,9 @@ def polish_hit(support, margin, origin, direction, cast):
     that shrinks with Newton's steps (``POLISH_TILT``); the solution counts once the tilt has
     settled. It is accepted only if its residual vanishes to ``POLISH_RESIDUAL`` × size, its
     weights are non-negative (for a point or a ruling), the plane it found supports the shape,
-    and it lies within ``POLISH_REACH`` of the cast's answer: otherwise the surface was not what
-    the simplex suggested, and the cast's answer stands.
+    and it lies within ``POLISH_REACH`` of the cast's answer but not before it (the cast's λ is
+    a lower bound): otherwise the surface was not what the simplex suggested, and the cast's
+    answer stands.
     """
     scale = cast.scale
     groups = _clusters(cast.simplex, cast.weights, scale)
@@ -534,7 +535,15 @@ class _FaceConditions:
             points.append(end)
             sliding = sliding or slides
         self.calls += 2 * self.k
-        if self.k == 2 and check:  # (a face's corners may move along it: any three span it)
+        if self.k == 3:
+            # A face's corners may move along it (any three span it), but two that fall
+            # together leave the conditions one short: n is then free to turn about the line
+            # through the other two, and the plane it settles on meets the ray off the face,
+            # before the hit (a cylinder's ruling seen past a triangle's edge: its two ends
+            # traded places as the tilt shrank).
+            if not _spans_triangle(points, self.flip):
+                return None, sliding
+        elif self.k == 2 and check:
             if any(_norm((p[0] - q[0], p[1] - q[1], p[2] - q[2])) > self.flip
                    for p, q in zip(points, self.ends_seen)):
                 return None, sliding
@@ -603,6 +612,9 @@ class _FaceConditions:
         if (math.sqrt(sum(f * f for f in residual)) > POLISH_RESIDUAL * scale
                 or (self.k < 3 and min(weights) < -POLISH_RESIDUAL)  # (a face's may be)
                 or abs(t - cast.lam) * self.r_len > POLISH_REACH * scale
+                # The cast's λ is a lower bound (every clip was to a plane bounding the shape):
+                # a hit before it by more than the residual's slack lies outside the shape.
+                or (cast.lam - t) * self.r_len > POLISH_RESIDUAL * scale
                 or turn > POLISH_REACH
                 or n[0] * rx + n[1] * ry + n[2] * rz >= 0.0):
             return None
@@ -689,12 +701,20 @@ def _tilt_directions(support, n, ends, scale):
             pointers = pointers + [square(max(offsets, key=_norm))]
             d = pointers[2]
             corners.append(support(nx + tilt * d[0], ny + tilt * d[1], nz + tilt * d[2]))
-        dx, dy, dz = minus(corners[2], corners[0])
-        de = dx * ex + dy * ey + dz * ez
-        if (_norm(minus(corners[1], corners[0])) > limit
-                and _norm((dx - de * ex, dy - de * ey, dz - de * ez)) > limit):
+        if _spans_triangle(corners, limit):
             return pointers, calls
     return None, calls
+
+
+def _spans_triangle(corners, limit):
+    """Whether the first three corners are more than ``limit`` apart and the third more than
+    ``limit`` off the line through the first two."""
+    (ax, ay, az), (bx, by, bz), (cx, cy, cz) = (p[:3] for p in corners[:3])
+    ex, ey, ez = _unit((bx - ax, by - ay, bz - az))
+    dx, dy, dz = cx - ax, cy - ay, cz - az
+    de = dx * ex + dy * ey + dz * ez
+    return (_norm((bx - ax, by - ay, bz - az)) > limit
+            and _norm((dx - de * ex, dy - de * ey, dz - de * ez)) > limit)
 
 
 def _tilted_end(support, n, tilt):
