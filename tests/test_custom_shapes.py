@@ -151,3 +151,27 @@ def test_a_users_own_centre_is_used():
 
     assert Custom(Centred()).center_xyz() == (7.0, -2.0, 1.25)
     assert intersect(Centred(), BOX, method="mpr")
+
+
+class CountingOctahedron(Octahedron):
+    """The octahedron, counting the calls to its support mapping."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def support_xyz(self, x, y, z):
+        self.calls += 1
+        return super().support_xyz(x, y, z)
+
+
+@pytest.mark.parametrize("method", ["gjk", "mpr"])
+def test_intersect_wraps_the_users_shape_once(method):
+    # Regression: intersect checked the shape and dropped the adapter, and the algorithm
+    # wrapped it again: the six axis support points of the adapter (its box and centre) were
+    # taken twice. Once wrapped, a query costs those six plus its own support calls.
+    mine = CountingOctahedron()
+    assert intersect(mine, BOX, method=method)
+    once = Custom(CountingOctahedron())
+    assert once.user.calls == 6
+    assert intersect(once, BOX, method=method)
+    assert mine.calls == once.user.calls

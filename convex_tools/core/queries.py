@@ -56,8 +56,9 @@ def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -
                          f"got {method!r}")
     if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
         return concave.intersect(a, b, method)
-    validation.shape("a", a)
-    validation.shape("b", b)
+    # (The adapted shapes: a user's plain class is wrapped once here, not again below.)
+    a = validation.shape("a", a)
+    b = validation.shape("b", b)
     if method == "mpr":
         return mpr.intersect(a, b)
     return gjk.intersect(a, b, cache=cache)
