@@ -16,7 +16,7 @@ import pytest
 from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, Hull,
                                MinkowskiSum, Point, Rectangle, RoundBox, SeparationCache,
                                Segment, Sphere, Status, Transformed, posed, translated)
-from convex_tools.core import raycast
+from convex_tools.core import ray_closed_forms, ray_polish
 from convex_tools.core.raycast import ray_cast
 
 from geometry_helpers import random_rotation
@@ -740,8 +740,8 @@ def test_polish_makes_curved_composites_exact(rng, shape, parts, monkeypatch):
     # ~1e-7, normals within ~1e-3); its polish brings both to rounding.
     rays = [random_ray_at(rng, 0.6) for _ in range(150)]
     errors = {}
-    for steps in (0, raycast.MAX_POLISH_STEPS):
-        monkeypatch.setattr(raycast, "MAX_POLISH_STEPS", steps)
+    for steps in (0, ray_polish.MAX_POLISH_STEPS):
+        monkeypatch.setattr(ray_polish, "MAX_POLISH_STEPS", steps)
         t_error = n_error = 0.0
         for origin, direction in rays:
             hit, expected = ray_cast(shape, origin, direction), union_hit(parts, origin, direction)
@@ -750,7 +750,7 @@ def test_polish_makes_curved_composites_exact(rng, shape, parts, monkeypatch):
                 t_error = max(t_error, abs(hit.t - expected.t))
                 n_error = max(n_error, np.linalg.norm(hit.normal - expected.normal))
         errors[steps] = t_error, n_error
-    cast_only, polished = errors[0], errors[raycast.MAX_POLISH_STEPS]
+    cast_only, polished = errors[0], errors[ray_polish.MAX_POLISH_STEPS]
     assert cast_only[1] > 1e-6  # the cast's normals are visibly off ...
     assert polished[0] <= POLISHED and polished[1] <= POLISHED  # ... the polished ones exact
 
@@ -787,7 +787,7 @@ def test_degenerate_shapes(shape, t):
     for method in ("auto", "gjk"):
         hit = ray_cast(shape, (5.0, 0.0, 0.0), (-1.0, 0.0, 0.0), method=method)
         # A point or a segment is met DEGENERATE_THICKNESS × 5 early by the closed form.
-        assert hit.t == pytest.approx(t, abs=10 * raycast.DEGENERATE_THICKNESS * 5.0)
+        assert hit.t == pytest.approx(t, abs=10 * ray_closed_forms.DEGENERATE_THICKNESS * 5.0)
 
 
 ZERO_SIZED = [Box((1.0, 0.0, 0.5)), Box((0.0, 0.0, 0.7)), Cylinder(0.0, 1.0), Cylinder(1.0, 0.0),

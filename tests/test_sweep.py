@@ -14,7 +14,7 @@ import pytest
 from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Point,
                                SeparationCache, Sphere, Status, Transformed, distance, posed,
                                translated)
-from convex_tools.core import raycast
+from convex_tools.core import ray_polish
 from convex_tools.core.raycast import ray_cast
 from convex_tools.core.sweep import sweep, sweep_rotating
 from convex_tools.core.trimesh import Triangle
@@ -203,8 +203,8 @@ def test_polish_makes_ellipsoid_normals_exact(rng, monkeypatch):
         a = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng))
         b = posed(Ellipsoid(rng.uniform(0.3, 1.0, 3)), random_rotation(rng), (3.0, 0.5, 0.0))
         cases.append((a, b, np.array((6.0, 0.0, 0.0))))
-    for steps in (0, raycast.MAX_POLISH_STEPS):
-        monkeypatch.setattr(raycast, "MAX_POLISH_STEPS", steps)
+    for steps in (0, ray_polish.MAX_POLISH_STEPS):
+        monkeypatch.setattr(ray_polish, "MAX_POLISH_STEPS", steps)
         worst = 0.0
         for a, b, motion in cases:
             hit = sweep(a, b, motion)
@@ -212,7 +212,7 @@ def test_polish_makes_ellipsoid_normals_exact(rng, monkeypatch):
                 _, n = ellipsoid_contact(a, b, motion, hit.t, hit.normal)
                 worst = max(worst, np.linalg.norm(hit.normal - n))
         errors[steps] = worst
-    assert errors[0] > 1e-9 and errors[raycast.MAX_POLISH_STEPS] <= POLISHED
+    assert errors[0] > 1e-9 and errors[ray_polish.MAX_POLISH_STEPS] <= POLISHED
 
 
 def test_cylinder_box_matches_the_rounded_prism(rng):
@@ -586,7 +586,7 @@ def test_polish_keeps_three_distinct_corners_of_a_face(monkeypatch, corner_check
     if not corner_check:
         # The polish's second line of defence on its own: the cast's time is a lower bound on
         # the contact, and a polished time before it is refused.
-        monkeypatch.setattr(raycast, "_spans_triangle", lambda corners, limit: True)
+        monkeypatch.setattr(ray_polish, "_spans_triangle", lambda corners, limit: True)
     hit = sweep(translated(cylinder, start), triangle, -start)
     assert hit.t == pytest.approx(0.017951167840928, abs=CURVED)
     assert distance(translated(cylinder, start * (1.0 - hit.t)), triangle).distance <= CURVED

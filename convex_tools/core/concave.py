@@ -619,7 +619,7 @@ def ray_cast(shape, origin, direction, max_t=math.inf, method: str = "auto",
     None. A mesh's triangles are hit from either side; the normal faces the ray."""
     o = validation.vector("origin", origin)
     d = validation.direction("direction", direction)
-    max_t = _max_t(max_t)
+    max_t = validation.max_t(max_t)
     if method not in ("auto", "gjk"):
         raise ValueError(f"method must be 'auto' or 'gjk', got {method!r}")
     best, best_part = None, None
@@ -640,16 +640,6 @@ def ray_cast(shape, origin, direction, max_t=math.inf, method: str = "auto",
         return None
     best.part = shape.part_id(best_part)
     return best
-
-
-def _max_t(value) -> float:
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_t must be a number, got {value!r}") from None
-    if math.isnan(t) or t < 0.0:
-        raise ValueError(f"max_t must be >= 0, got {t}")
-    return t
 
 
 def _ray_triangle(mesh, i, o, d, max_t):

@@ -4,7 +4,7 @@ A moves by ``t * translation_a`` and B by ``t * translation_b``, t in [0, 1]. Th
 when some a + t·ta equals some b + t·tb, that is when ``t * r`` lies in the configuration space
 obstacle D = B - A (all differences b - a) for the relative motion r = ta - tb. So the first
 time of contact is a ray cast from the origin along r against D, limited to t <= 1, and it is
-exactly the GJK ray cast of ``raycast`` on D's support mapping s_D(v) = s_B(v) - s_A(-v).
+exactly the GJK ray cast (``gjk_raycast``) on D's support mapping s_D(v) = s_B(v) - s_A(-v).
 
 The support points of D carry the A and B points that made them, so the barycentric weights of
 the final simplex give the witness points on both shapes (seed 000 §3, as in GJK). Margins add:
@@ -16,7 +16,7 @@ points lie beyond A's, so the unit normal from A toward B is its opposite.
 
 Smooth pairs without margins (ellipsoids, cylinders, cones, and boxes against them) make D a
 curved shape on which the GJK ray cast converges only linearly: the time of impact within
-~1e-8 of the shapes' size, the normal within ~1e-4. The ray cast's polish (``raycast.
+~1e-8 of the shapes' size, the normal within ~1e-4. The ray cast's polish (``ray_polish.
 polish_hit``: Newton's method on the contact conditions, with D's support points) then gives
 both to rounding; its support points carry their witnesses as well, so the contact point is
 polished with them.
@@ -33,7 +33,8 @@ import numpy as np
 
 from . import validation
 from .gjk import distance
-from .raycast import POLISH_CLUSTER, _xyz, gjk_ray_cast, needs_polish, polish_hit
+from .gjk_raycast import gjk_ray_cast
+from .ray_polish import POLISH_CLUSTER, needs_polish, polish_hit
 from .results import SeparationCache, Status, SweepHit
 from .shapes import Transformed
 
@@ -53,8 +54,8 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     """
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    tax, tay, taz = _xyz("translation_a", translation_a)
-    tbx, tby, tbz = _xyz("translation_b", translation_b)
+    tax, tay, taz = validation.xyz("translation_a", translation_a)
+    tbx, tby, tbz = validation.xyz("translation_b", translation_b)
     r = (tax - tbx, tay - tby, taz - tbz)
     if not all(map(math.isfinite, r)):
         raise ValueError(f"translation_a - translation_b must be finite, got {list(r)}")
@@ -156,7 +157,7 @@ def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, exact_norm
 
 def _spread(simplex, offset, scale):
     """True when the witnesses at ``offset`` in the simplex are distinct but nearby: samples of
-    one curved patch (as the polish's clustering, ``raycast.POLISH_CLUSTER``)."""
+    one curved patch (as the polish's clustering, ``ray_polish.POLISH_CLUSTER``)."""
     points = [q[offset:offset + 3] for q in simplex]
     far2 = (POLISH_CLUSTER * scale) ** 2
     distinct = False

@@ -90,6 +90,32 @@ def vector(name: str, value, n: int = 3) -> np.ndarray:
     return v
 
 
+def xyz(name: str, value) -> tuple:
+    """A finite 3-vector as three floats: the plain-float fast path of ``vector`` for the
+    queries whose arguments are checked per call (a ray cast, a sweep), where numpy's per-call
+    overhead would dominate."""
+    if isinstance(value, (tuple, list)) or (isinstance(value, np.ndarray) and value.shape == (3,)):
+        try:
+            x, y, z = (float(c) for c in value)
+        except (TypeError, ValueError):
+            x = y = z = math.nan
+        if math.isfinite(x) and math.isfinite(y) and math.isfinite(z):
+            return x, y, z
+    v = vector(name, value)  # raises a ValueError naming the problem
+    return float(v[0]), float(v[1]), float(v[2])
+
+
+def max_t(value) -> float:
+    """A ray's length limit: a number >= 0, inf for an unbounded ray."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"max_t must be a number, got {value!r}") from None
+    if math.isnan(t) or t < 0.0:
+        raise ValueError(f"max_t must be >= 0 (inf for an unbounded ray), got {t}")
+    return t
+
+
 def coordinates(name: str, value, n: int = 3) -> np.ndarray:
     """A point or offset: finite, every component within MAX_COORDINATE."""
     v = vector(name, value, n)
