@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from convex_tools import core
-from convex_tools.core import epa, gjk, mpr
+from convex_tools.core import depth_polish, gjk, mpr
 from convex_tools.core.hull import Hull
 from convex_tools.core.penetration import penetration
 from convex_tools.core.results import Status
@@ -155,7 +155,7 @@ def test_depth_is_a_boundary_point_no_shallower_than_epa(pair):
         e = penetration(a, b, "epa")
         # EPA's depth on curved C is exact to POLISH_TOLERANCE of C's size (under 5 here); an
         # MPR answer that is a support point on its ray can come closer to the true minimum.
-        assert c.depth >= e.depth - 5 * epa.POLISH_TOLERANCE
+        assert c.depth >= e.depth - 5 * depth_polish.POLISH_TOLERANCE
         # Never the wrong way out: pushing A the other way is not shorter.
         assert h(a, b, -n) >= c.depth - 1e-9
     assert checked > 10

@@ -39,3 +39,16 @@ def apply_transpose(m, v):
     return (m[0] * x + m[3] * y + m[6] * z,
             m[1] * x + m[4] * y + m[7] * z,
             m[2] * x + m[5] * y + m[8] * z)
+
+
+def perpendicular(dx, dy, dz):
+    """A unit vector perpendicular to the unit vector d (crossed with its smallest axis)."""
+    ax, ay, az = abs(dx), abs(dy), abs(dz)
+    if ax <= ay and ax <= az:
+        px, py, pz = 0.0, -dz, dy        # d × x̂ (up to sign)
+    elif ay <= az:
+        px, py, pz = dz, 0.0, -dx
+    else:
+        px, py, pz = -dy, dx, 0.0
+    s = 1.0 / math.sqrt(px * px + py * py + pz * pz)
+    return px * s, py * s, pz * s

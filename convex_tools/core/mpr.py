@@ -29,8 +29,8 @@ Additions to the thesis's heuristic, each for speed without giving up exactness:
 - Pass 1 stops at a coarse tolerance on curved C (its normal is only an estimate); on two
   polytopes it goes on to the boundary, and when pass 2's ray crosses that certified portal the
   answer comes from it with no further call.
-- Where both shapes are smooth (``Shape.smooth``: ellipsoids, spheres), Newton's polish of EPA
-  (``epa.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
+- Where both shapes are smooth (``Shape.smooth``: ellipsoids, spheres), Newton's polish
+  (``depth_polish.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
   estimate.
 - Elsewhere on curved C, pass 2 takes *secant steps* on smooth parts (``_refine``) and follows
   the *rulings* of a polytope edge swept over a curved shape (``_ruled_exit``), where plain
@@ -56,7 +56,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import validation
+from . import depth_polish, validation
+from .depth_polish import Surface
 from .results import Contact, Status
 from .shapes import contact_size
 from .simplex import closest_to_origin
@@ -717,7 +718,7 @@ def _two_passes(a, b, v0, size=None):
     ``v0``: centre(A) − centre(B), the start of pass 1's ray.
 
     Pass 1 stops at a coarse tolerance on curved C: its normal is only an estimate. Where both
-    shapes are smooth, Newton's polish of the direction (``epa.polish``) replaces pass 2 and lands
+    shapes are smooth, Newton's polish of the direction (``depth_polish.polish``) replaces pass 2 and lands
     exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
     DEPTH_TOLERANCE (with secant and ruling steps on curved parts, see ``_refine``).
     """
@@ -749,16 +750,16 @@ def _two_passes(a, b, v0, size=None):
         normal = first.normal
         if smooth and first.outcome == BOUNDARY and first.support is not None and \
                 first.gap > EXACT_TOLERANCE * first.scale:
-            from . import epa                         # epa uses mpr.refine: import late
             w, pa, pb = first.support
-            shape = epa.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
+            shape = depth_polish.probe_shape(sa, sb, normal, w, pa, pb, first.scale)
             calls += 2
-            if shape[0] in (epa.SMOOTH, epa.RULED):
-                ok, depth, n, pa, pb, extra = epa.polish(sa, sb, normal, first.scale, shape,
-                                                         fine=size)
+            if shape.kind in (Surface.SMOOTH, Surface.RULED):
+                ok, depth, n, pa, pb, extra = depth_polish.polish(sa, sb, normal, first.scale,
+                                                                  shape, fine=size)
                 calls += extra
                 if ok:
-                    depth, pa, pb = epa.polished_points(pa, pb, depth, n, shape, first.scale)
+                    depth, pa, pb = depth_polish.polished_points(pa, pb, depth, n, shape,
+                                                                 first.scale)
                     return Estimate(depth, n, pa, pb, calls, Status.CONVERGED, n)
     # Pass 2: from the origin along the estimate, to the boundary. Pass 1's last portal lies on
     # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal
