@@ -49,9 +49,9 @@ def h(a, b, n):
 
 def test_intersect_overlapping_and_apart():
     assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (1.9, 0.5, -0.3)))
-    assert not mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.1, 0.5, -0.3)))
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.1, 0.5, -0.3))) is False
     assert mpr.intersect(Sphere(1), translated(Sphere(1), (1.99, 0, 0)))
-    assert not mpr.intersect(Sphere(1), translated(Sphere(1), (2.01, 0, 0)))
+    assert mpr.intersect(Sphere(1), translated(Sphere(1), (2.01, 0, 0))) is False
 
 
 def test_intersect_counts_touching_as_intersecting():
@@ -62,6 +62,15 @@ def test_intersect_counts_touching_as_intersecting():
 
 def test_intersect_with_coincident_centres():
     assert mpr.intersect(Sphere(1), Box((0.1, 0.1, 0.1)))
+
+
+def test_undecided_mpr_intersect_is_answered_by_gjk(monkeypatch):
+    # mpr.intersect says None when its portal search cannot decide; the public query (the one
+    # place that chooses a method) then asks GJK.
+    monkeypatch.setattr(mpr, "intersect", lambda a, b: None)
+    assert core.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (1.9, 0.5, -0.3)), "mpr")
+    assert not core.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.1, 0.5, -0.3)),
+                              "mpr")
 
 
 @pytest.mark.parametrize("pair", [("box", "box"), ("ellipsoid", "ellipsoid"), ("box", "cone"),

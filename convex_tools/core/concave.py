@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from . import bvh, gjk, manifold, mpr, raycast, sweep as sweeps, validation
+from . import bvh, gjk, manifold, raycast, sweep as sweeps, validation
 from . import penetration as depths
 from .compound import ConcaveShape
 from .results import Contact, DistanceResult, Manifold, RayHit, Status
@@ -190,10 +190,10 @@ def _flip_distance(r):
                           r.support_calls, r.status)
 
 
-def intersect(a, b, method: str = "gjk", stats: bvh.TraversalStats | None = None) -> bool:
-    """True when some part of ``a`` overlaps or touches some part of ``b``."""
+def intersect(a, b, test, stats: bvh.TraversalStats | None = None) -> bool:
+    """True when some part of ``a`` overlaps or touches some part of ``b``; ``test(p, q)`` says
+    whether two convex parts do (``queries.intersect`` passes the method it was asked for)."""
     va, vb = _view("a", a), _view("b", b)
-    test = mpr.intersect if method == "mpr" else gjk.intersect
     for i, j in bvh.overlapping_pairs(va.tree, vb.tree, stats=stats):
         _count(stats)
         if test(va.part(i), vb.part(j)):

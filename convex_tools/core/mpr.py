@@ -41,8 +41,9 @@ Additions to the thesis's heuristic, each for speed without giving up exactness:
 
 The portal search is ill-conditioned from an interior point very near the boundary (it can cycle,
 so it has its own cap, MAX_DISCOVERY); pass 2 then restarts further back on the same ray. When
-MPR still cannot decide, ``intersect`` asks GJK and ``penetration`` answers with status FAILED
-(and NaN), never a wrong "apart"; ``core.penetration(..., "mpr")`` then falls back on EPA.
+MPR still cannot decide, ``intersect`` answers None (``queries.intersect`` then asks GJK) and
+``penetration`` answers with status FAILED (and NaN), never a wrong "apart";
+``core.penetration(..., "mpr")`` then falls back on EPA.
 
 Portal tests are written with q_i = v_i − v0 and the ray direction r: the ray passes through
 portal v1 v2 v3 (outward, det[q1 q2 q3] > 0) exactly when r·(q2×q3), r·(q3×q1) and r·(q1×q2)
@@ -615,8 +616,10 @@ def ray_pass(sa, sb, r, tolerance=DEPTH_TOLERANCE) -> _Pass:
     return _portal_pass(sa, sb, (0.0, 0.0, 0.0), r, False, tolerance, False)
 
 
-def intersect(a, b) -> bool:
-    """True when ``a`` and ``b`` overlap or touch (MPR, seed 001 Alg. 9)."""
+def intersect(a, b) -> bool | None:
+    """True when ``a`` and ``b`` overlap or touch (MPR, seed 001 Alg. 9), False when they are
+    apart, None when MPR cannot decide (the portal search cycled, or C is flat around the ray):
+    ``queries.intersect`` then asks GJK."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
     v0 = _centre_ray(a, b)
@@ -626,9 +629,7 @@ def intersect(a, b) -> bool:
                        INTERSECT_TOLERANCE, True)
     if res.hit or res.outcome in (MISS, BOUNDARY):
         return res.hit
-    # Undecided (the portal search cycled, or C is flat around the ray): ask GJK instead.
-    from . import gjk
-    return gjk.intersect(a, b)
+    return None
 
 
 class Estimate(NamedTuple):

@@ -55,12 +55,20 @@ def intersect(a, b, method: str = "gjk", cache: SeparationCache | None = None) -
         raise ValueError(f"method must be one of {', '.join(map(repr, INTERSECT_METHODS))}, "
                          f"got {method!r}")
     if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
-        return concave.intersect(a, b, method)
+        return concave.intersect(a, b, lambda p, q: _intersect_convex(p, q, method))
     # (The adapted shapes: a user's plain class is wrapped once here, not again below.)
     a = validation.shape("a", a)
     b = validation.shape("b", b)
+    return _intersect_convex(a, b, method, cache)
+
+
+def _intersect_convex(a, b, method, cache=None) -> bool:
+    """``intersect`` on two convex shapes: the one place that chooses between GJK and MPR."""
     if method == "mpr":
-        return mpr.intersect(a, b)
+        answer = mpr.intersect(a, b)
+        if answer is not None:
+            return answer
+        cache = None    # MPR could not decide: GJK does, from a cold start as before
     return gjk.intersect(a, b, cache=cache)
 
 
