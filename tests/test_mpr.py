@@ -196,8 +196,8 @@ def test_status_and_method():
 # --- pass 2: secant steps on smooth parts, rulings on edge-swept parts ------------------------
 
 def _exit_pass(a, b, r, secant, edges=mpr.NO_EDGES):
-    return mpr._portal_pass(a.support_xyz, b.support_xyz, (0.0, 0.0, 0.0), tuple(r), False,
-                            mpr.DEPTH_TOLERANCE, False, secant, edges)
+    return mpr._portal_pass(a.support_xyz, b.support_xyz, (0.0, 0.0, 0.0), tuple(r),
+                            tolerance=mpr.DEPTH_TOLERANCE, secant=secant, edges=edges)
 
 
 def _bisect(f, lo, hi, steps=200):
@@ -221,7 +221,7 @@ def test_secant_steps_reach_the_exit_point_of_a_smooth_difference():
         r = rng.normal(size=3)
         r /= np.linalg.norm(r)
         plain, fast = _exit_pass(a, b, r, False), _exit_pass(a, b, r, True)
-        assert plain.outcome == fast.outcome == mpr.BOUNDARY
+        assert plain.status is fast.status is Status.CONVERGED
         t = h(a, b, r)      # an upper bound on the exit distance, for the scale
         w = np.array(fast.portal[0][0]) if len(fast.portal) == 1 else None
         if w is not None:
@@ -260,7 +260,7 @@ def test_rulings_of_a_box_edge_swept_over_an_ellipsoid_give_the_exact_exit():
     plain = _exit_pass(a, b, r, True)
     ruled = _exit_pass(a, b, r, True, (True, False))
     for run in (plain, ruled):
-        assert run.outcome == mpr.BOUNDARY
+        assert run.status is Status.CONVERGED
     w = np.array(ruled.portal[0][0])
     assert len(ruled.portal) == 1
     # The answer is the point nearest the origin of the ruling through the exit point: the
@@ -283,7 +283,7 @@ def test_rulings_are_left_to_refinement_beyond_the_edge_ends():
     r = np.array((1.0, 1.0, 0.8))
     r /= np.linalg.norm(r)
     run = _exit_pass(a, b, r, True, (True, False))
-    assert run.outcome == mpr.BOUNDARY
+    assert run.status is Status.CONVERGED
     if len(run.portal) == 1:
         w = np.array(run.portal[0][0])
     else:

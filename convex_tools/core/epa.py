@@ -456,7 +456,7 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
         else:
             ray = mpr.ray_pass(poly.sa, poly.sb, n, RAY_TOLERANCE)
         poly.calls += ray.calls
-        if ray.outcome == mpr.BOUNDARY and len(ray.portal) == 3 and mpr.crosses(ray.portal, n):
+        if ray.status is Status.CONVERGED and len(ray.portal) == 3 and mpr.crosses(ray.portal, n):
             portal = ray.portal
     crossing = mpr.ray_crossing(portal, n)
     if crossing is None:

@@ -228,7 +228,7 @@ def _exit_along(shapes, n):
     (depth, point on A, point on B, support calls), or None if MPR cannot find it."""
     a, b = shapes
     ray = mpr.ray_pass(a.support_xyz, b.support_xyz, n, epa.RAY_TOLERANCE)
-    if ray.outcome != mpr.BOUNDARY or len(ray.portal) != 3:
+    if ray.status is not Status.CONVERGED or len(ray.portal) != 3:
         return None
     crossing = mpr.ray_crossing(ray.portal, n)
     if crossing is None:
