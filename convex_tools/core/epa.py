@@ -45,9 +45,11 @@ answer with MPR's estimate and keeps the shallower verified one.
 
 from __future__ import annotations
 
+import enum
 import heapq
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import mpr
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
@@ -197,11 +199,11 @@ def run(support_a, support_b, points_a, points_b, max_iterations: int | None = N
         raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
     poly = _Polytope(support_a, support_b, points_a, points_b, size)
     start = _initial_tetrahedron(poly)
-    if start[0] == "touching":
-        return _touching(poly, start[1], start[2])
-    if start[0] == "failed":
+    if start.status is Status.TOUCHING:
+        return _touching(poly, start.normal, start.weights)
+    if start.status is Status.FAILED:
         return _failed(poly)
-    return _expand(poly, start[1], max_iterations, max_faces)
+    return _expand(poly, start.tet, max_iterations, max_faces)
 
 
 # --- the expansion (seed 001 Alg. 12) -------------------------------------------------------
@@ -266,7 +268,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
                 local = _polished(poly, f, wi, gap, Status.CONVERGED, iterations, lower, upper)
                 if isinstance(local, EPAResult):
                     return local
-            if local == RAY and gap <= UNPOLISHED_TOLERANCE * h:
+            if local is RAY and gap <= UNPOLISHED_TOLERANCE * h:
                 return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, RAY, gap)
         # 4. Remove the faces w sees, then fan new faces from the silhouette to w.
         horizon = _silhouette(faces, alive, edges, fi, w, VISIBLE_TOLERANCE * scale)
@@ -431,7 +433,7 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
         W.append((a[0] - b[0], a[1] - b[1], a[2] - b[2]))
         A.append(a)
         B.append(b)
-        if finish == LOCAL:
+        if finish is LOCAL:
             done = _polished(poly, face, wi, gap, status, iterations, lower, upper, math.inf)
             if isinstance(done, EPAResult):
                 return done
@@ -629,9 +631,29 @@ def _split_residual(pa, pb, depth, n):
 
 # --- how an answer is finished ---------------------------------------------------------------
 
-EXACT = "exact"      # the face is on the boundary of C
-RAY = "ray"          # no local polish applies: finish along the ray
-LOCAL = "local"      # EPA stopped early: polish if possible, else the ray
+class Finish(enum.Enum):
+    """How ``_answer`` completes an answer from a face."""
+
+    EXACT = "exact"      # the face is on the boundary of C
+    RAY = "ray"          # no local polish applies: finish along the ray
+    LOCAL = "local"      # EPA stopped early: polish if possible, else the ray
+
+
+EXACT, RAY, LOCAL = Finish.EXACT, Finish.RAY, Finish.LOCAL
+
+
+class _Start(NamedTuple):
+    """How the initial polytope came out (``_initial_tetrahedron``): ``status`` INTERSECTING
+    with the ``tet`` (four vertex indices) that holds the origin, TOUCHING with the ``normal``
+    of a zero-depth contact and GJK's ``weights``, or FAILED."""
+
+    status: Status
+    tet: tuple = ()
+    normal: tuple = ()
+    weights: list = ()
+
+
+_NO_START = _Start(Status.FAILED)
 
 
 def _local_shape(poly, n, wi):
@@ -645,15 +667,15 @@ def _local_shape(poly, n, wi):
 def _initial_tetrahedron(poly: _Polytope):
     """Grow GJK's simplex into a tetrahedron containing the origin.
 
-    Returns ("tet", (i, j, k, l)), ("touching", normal, weights) or ("failed",).
+    Returns a ``_Start``.
     """
     n = len(poly.W)
     if n == 0:
-        return ("failed",)
+        return _NO_START
     weights = list(closest_to_origin(poly.W)[1])
     if n == 4:
         if not _is_flat(poly.W):
-            return ("tet", (0, 1, 2, 3))
+            return _Start(Status.INTERSECTING, (0, 1, 2, 3))
         return _from_triangle(poly, _best_face_of_flat(poly.W), weights)
     if n == 3:
         return _from_triangle(poly, (0, 1, 2), weights)
@@ -683,10 +705,10 @@ def _from_triangle(poly, tri, weights):
     nx, ny, nz = nx * s, ny * s, nz * s
     x, hx = poly.support(nx, ny, nz)
     if hx <= _touch_limit(poly):
-        return ("touching", (nx, ny, nz), weights)
+        return _Start(Status.TOUCHING, normal=(nx, ny, nz), weights=weights)
     y, hy = poly.support(-nx, -ny, -nz)
     if hy <= _touch_limit(poly):
-        return ("touching", (-nx, -ny, -nz), weights)
+        return _Start(Status.TOUCHING, normal=(-nx, -ny, -nz), weights=weights)
     # x and y lie on opposite sides of the triangle's plane, so segment xy crosses it at some q;
     # the triangle (which holds the origin) is covered by the three triangles q + edge, hence
     # one of the tetrahedra edge + x + y holds the origin.
@@ -708,7 +730,7 @@ def _from_segment(poly, i, j, weights):
     for _ in range(MAX_PIERCE_ITERATIONS):
         vi, h = poly.support(mx, my, mz)
         if h <= _touch_limit(poly):
-            return ("touching", (mx, my, mz), weights)
+            return _Start(Status.TOUCHING, normal=(mx, my, mz), weights=weights)
         w = W[vi]
         t = w[0] * dx + w[1] * dy + w[2] * dz
         chosen.append(vi)
@@ -729,10 +751,10 @@ def _from_segment(poly, i, j, weights):
                 a, b = chosen
                 tri = max(((i, a, b), (j, a, b)), key=lambda t3: _min_coordinate(W, t3))
                 return _from_triangle(poly, tri, weights)
-            return ("failed",)
+            return _NO_START
         s = -1.0 / math.sqrt(vv)
         mx, my, mz = v[0] * s, v[1] * s, v[2] * s
-    return ("failed",)
+    return _NO_START
 
 
 _AXES = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0),
@@ -746,7 +768,7 @@ def _from_point(poly, i, weights):
     for axis in _AXES:
         vi, h = poly.support(*axis)
         if h <= _touch_limit(poly):
-            return ("touching", axis, weights)
+            return _Start(Status.TOUCHING, normal=axis, weights=weights)
         found.append(vi)
     W = poly.W
     best, best_vol = None, 0.0
@@ -758,8 +780,8 @@ def _from_point(poly, i, weights):
                 if vol > best_vol:
                     best, best_vol = tet, vol
     if best is None or _is_flat([W[m] for m in best]):
-        return ("failed",)
-    return ("tet", best)
+        return _NO_START
+    return _Start(Status.INTERSECTING, best)
 
 
 def _best_tetrahedron(poly, candidates):
@@ -774,8 +796,8 @@ def _best_tetrahedron(poly, candidates):
         if m > best_min:
             best, best_min = tet, m
     if best is None or best_min < -HOLDS_ORIGIN_SLACK:
-        return ("failed",)
-    return ("tet", best)
+        return _NO_START
+    return _Start(Status.INTERSECTING, best)
 
 
 def _min_coordinate(W, simplex):
