@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from convex_tools.core import (Box, Capsule, Compound, Cylinder, Ellipsoid, Hull, Sphere,
                                Transformed, contact_manifold, distance, gjk, intersect,
                                penetration, posed, ray_cast, signed_distance, sweep, translated)
+from convex_tools.core import Status
 from convex_tools.core.level import OVERLAP, TOO_CLOSE, check_shapes, report_csv, report_json
 
 from geometry_helpers import random_rotation, rigid
@@ -120,6 +121,15 @@ def test_a_box_on_two_slabs_gets_the_corners_of_its_footprint_over_both():
     assert corners == [(-0.3, -0.4), (-0.3, 0.6), (0.7, -0.4), (0.7, 0.6)]
     assert m.depths == pytest.approx([0.05] * 4)
     assert {p for p, _ in m.parts} == {0, 1}
+
+
+def test_a_compound_manifold_says_how_its_deepest_contact_ended():
+    floor = Compound([translated(Box((1.0, 2.0, 0.5)), (-1.0, 0, -0.5)),
+                      translated(Box((1.0, 2.0, 0.5)), (1.0, 0, -0.5))])
+    sunk = translated(Box((0.5, 0.5, 0.5)), (0.2, 0.1, 0.45))      # 0.05 into both slabs
+    resting = translated(Box((0.5, 0.5, 0.5)), (0.2, 0.1, 0.5))     # on them, depth 0
+    assert contact_manifold(floor, sunk).status is Status.CONVERGED
+    assert contact_manifold(floor, resting).status is Status.TOUCHING
 
 
 def test_deepest_penetration_over_the_parts_names_the_deeper_part():

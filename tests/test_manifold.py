@@ -9,7 +9,7 @@ import pytest
 from convex_tools.core.hull import Hull
 from convex_tools.core.manifold import contact_manifold, sample_feature, support_feature
 from convex_tools.core.penetration import penetration
-from convex_tools.core.results import Manifold
+from convex_tools.core.results import Manifold, Status
 from convex_tools.core.shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, MinkowskiSum,
                                       RoundBox, Sphere, posed, translated)
 
@@ -221,3 +221,15 @@ def test_tiny_shapes_keep_their_features():
         shape = ConvexHullOf(Sphere(0.5 * s), translated(Box((0.3 * s,) * 3), (0.5 * s, 0, 0)))
         feature = support_feature(shape, np.array((0.0, 0.0, 1.0)))
         np.testing.assert_allclose(feature, [(0.0, 0.0, 0.5 * s)], rtol=0, atol=1e-15 * s)
+
+
+def test_status_is_the_penetrations_it_comes_from():
+    # Faces 0.1 into each other: an exact contact; faces exactly touching: zero depth, TOUCHING,
+    # as the penetration says.
+    overlapping = contact_manifold(Box((1, 1, 1)), translated(Box((1, 1, 1)), (1.9, 0.3, 0)))
+    assert overlapping.status is Status.CONVERGED
+    touching = contact_manifold(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.0, 0.3, 0)))
+    assert touching.status is Status.TOUCHING
+    assert touching.depths == pytest.approx([0.0] * 4)
+    single = contact_manifold(translated(Sphere(0.5), (0.2, 0.1, 0.45)), GROUND)
+    assert single.status is penetration(translated(Sphere(0.5), (0.2, 0.1, 0.45)), GROUND).status

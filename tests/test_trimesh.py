@@ -8,7 +8,7 @@ import pytest
 from convex_tools.core import (Box, Capsule, Compound, Sphere, Triangle, TriangleMesh,
                                Transformed, bvh, contact_manifold, distance, gjk, intersect,
                                penetration, posed, ray_cast, signed_distance, sweep, translated)
-from convex_tools.core import concave, trimesh
+from convex_tools.core import Status, concave, trimesh
 from convex_tools.core.level import OVERLAP, TOO_CLOSE, Stats, check_shapes
 
 from geometry_helpers import random_rotation, rigid, rotation
@@ -169,6 +169,12 @@ def test_a_manifold_on_a_floor_of_triangles_is_the_footprint_of_the_box():
     flipped = contact_manifold(crate, room())
     assert flipped.normal == pytest.approx([0.0, 0.0, -1.0])
     assert sorted(map(tuple, np.round(flipped.points, 9))) == corners
+
+
+def test_a_manifold_over_triangles_says_how_its_deepest_contact_ended():
+    crate = translated(Box((0.3, 0.4, 0.3)), (0.2, 0.1, 0.25))     # sunk 0.05
+    for m in (contact_manifold(room(), crate), contact_manifold(crate, room())):
+        assert m.status is Status.CONVERGED
 
 
 def test_rays_hit_the_walls_of_a_room_from_either_side_facing_the_ray():

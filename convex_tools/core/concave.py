@@ -437,11 +437,13 @@ def contact_manifold(a, b, max_points: int = manifold.MAX_POINTS,
         points, depths_, owners = [mid], [deepest.depth], [(va.part_id(di), vb.part_id(dj))]
     keep = _reduce(np.array(points), np.array(depths_), n, max_points)
     out = Manifold(np.array(n, float), np.array([points[k] for k in keep]),
-                   np.array([depths_[k] for k in keep]), calls, va.part_id(di), vb.part_id(dj),
-                   [owners[k] for k in keep])
+                   np.array([depths_[k] for k in keep]), calls, deepest.status,
+                   part_a=va.part_id(di), part_b=vb.part_id(dj),
+                   parts=[owners[k] for k in keep])
     if flip:
-        out = Manifold(-out.normal, out.points, out.depths, out.support_calls, out.part_b,
-                       out.part_a, [(q, p) for p, q in out.parts])
+        out = Manifold(-out.normal, out.points, out.depths, out.support_calls, out.status,
+                       part_a=out.part_b, part_b=out.part_a,
+                       parts=[(q, p) for p, q in out.parts])
     return out
 
 

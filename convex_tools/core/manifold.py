@@ -126,7 +126,8 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     # 5. Reduction to max_points.
     keep = _reduce([c[:2] for c in corners], depths, max_points, size)
     points = origin + np.array([corners[i] for i in keep]) @ frame
-    return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls)
+    return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls,
+                    contact.status)
 
 
 def _spread(feature):
@@ -138,7 +139,7 @@ def _spread(feature):
 def _single(contact):
     mid = 0.5 * (contact.point_a + contact.point_b)
     return Manifold(np.asarray(contact.normal, float), mid.reshape(1, 3),
-                    np.array([contact.depth]), contact.support_calls)
+                    np.array([contact.depth]), contact.support_calls, contact.status)
 
 
 # --- support features -------------------------------------------------------------------------

@@ -84,15 +84,19 @@ class Contact:
 class Manifold:
     """Contact region: ``points`` (K,3) on the mid-plane and their ``depths`` (K,) along ``normal``.
 
+    ``status`` is that of the penetration the normal comes from (``Contact.status``: CONVERGED,
+    TOUCHING for a zero-depth contact, or what says it is not exact).
+
     On a ``Compound`` or ``TriangleMesh``: ``part_a``/``part_b`` name the parts of the deepest
-    contact (the one ``normal`` comes from) and ``parts`` the (part of A, part of B) each point
-    came from (None for a convex shape's side); all None for two convex shapes.
+    contact (the one ``normal`` and ``status`` come from) and ``parts`` the (part of A, part of
+    B) each point came from (None for a convex shape's side); all None for two convex shapes.
     """
 
     normal: np.ndarray
     points: np.ndarray
     depths: np.ndarray
     support_calls: int = 0
+    status: Status = Status.CONVERGED
     part_a: int | None = None
     part_b: int | None = None
     parts: list | None = None
