@@ -31,7 +31,7 @@ import enum
 import math
 from typing import NamedTuple
 
-from .geometry import perpendicular
+from .geometry import perpendicular, support_of_difference, tangential2, unit
 
 # Newton polish (``polish``): done when the support point lies within this fraction of the size
 # of C of the ray along the normal (the boundary point and normal are then exact to about that).
@@ -126,9 +126,8 @@ def probe_shape(sa, sb, n, w, a, b, scale):
         mx, my, mz = nx + delta * t[0], ny + delta * t[1], nz + delta * t[2]
         length = math.sqrt(mx * mx + my * my + mz * mz)
         mx, my, mz = mx / length, my / length, mz / length
-        pa = sa(mx, my, mz)
-        pb = sb(-mx, -my, -mz)
-        vx, vy, vz = pa[0] - pb[0] - wx, pa[1] - pb[1] - wy, pa[2] - pb[2] - wz
+        (px, py, pz), pa, pb = support_of_difference(sa, sb, mx, my, mz)
+        vx, vy, vz = px - wx, py - wy, pz - wz
         vn = vx * nx + vy * ny + vz * nz
         moved = math.sqrt(max(vx * vx + vy * vy + vz * vz - vn * vn, 0.0))
         if moved <= STILL_TOLERANCE * scale:
@@ -137,8 +136,7 @@ def probe_shape(sa, sb, n, w, a, b, scale):
             kinds.append(Surface.SMOOTH)
         else:
             kinds.append(Surface.RULED)
-        probes.append(((mx, my, mz), (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), pa, pb,
-                       length))
+        probes.append(((mx, my, mz), (px, py, pz), pa, pb, length))
     if Surface.SMOOTH not in kinds:
         kind = Surface.SHARP          # a vertex, edge or face of a polytope-like C: EPA ends exactly
     elif Surface.RULED in kinds:
@@ -185,7 +183,7 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
     nx, ny, nz = normal
     kind, (t1x, t1y, t1z), (t2x, t2y, t2z), probes, (wx, wy, wz), a, b = probed
     if kind is Surface.RULED:
-        _, v, pa, pb, _ = max(probes, key=lambda pr: _tangential2(
+        _, v, pa, pb, _ = max(probes, key=lambda pr: tangential2(
             (pr[1][0] - wx, pr[1][1] - wy, pr[1][2] - wz), normal))
         return _polish_ruled(sa, sb, normal, (a, b), (pa, pb), scale, max_calls, 0, budget,
                              fine)
@@ -239,17 +237,15 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
             mz = nz + u1 * t1z + u2 * t2z
             length = math.sqrt(mx * mx + my * my + mz * mz)
             mx, my, mz = mx / length, my / length, mz / length
-            p = sa(mx, my, mz)
-            q = sb(-mx, -my, -mz)
+            (vx, vy, vz), p, q = support_of_difference(sa, sb, mx, my, mz)
             calls += 1
-            vx, vy, vz = p[0] - q[0], p[1] - q[1], p[2] - q[2]
             hm = vx * mx + vy * my + vz * mz
             jump = (vx - wx, vy - wy, vz - wz)
             # The support should move by about (H + h I) u (radii of curvature times the turn).
             moved1 = (h11 + h) * u1 + h12 * u2
             moved2 = h12 * u1 + (h22 + h) * u2
             expected = math.sqrt(moved1 * moved1 + moved2 * moved2)
-            if _tangential2(jump, (nx, ny, nz)) > (JUMP_RATIO * expected) ** 2 + \
+            if tangential2(jump, (nx, ny, nz)) > (JUMP_RATIO * expected) ** 2 + \
                     (STILL_TOLERANCE * scale) ** 2:
                 return _polish_ruled(sa, sb, (nx, ny, nz), (a, b), (p, q), scale, max_calls,
                                      calls, budget, fine)
@@ -260,7 +256,7 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
             break                                    # no descent
         # Carry the tangent frame over to m, and the gradient with it.
         c = t1x * mx + t1y * my + t1z * mz
-        t1x, t1y, t1z = _unit(t1x - c * mx, t1y - c * my, t1z - c * mz)
+        t1x, t1y, t1z = unit((t1x - c * mx, t1y - c * my, t1z - c * mz))
         t2x, t2y, t2z = my * t1z - mz * t1y, mz * t1x - mx * t1z, mx * t1y - my * t1x
         f1 = vx * t1x + vy * t1y + vz * t1z
         f2 = vx * t2x + vy * t2y + vz * t2z
@@ -296,16 +292,14 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
     tol = polish_tolerance(scale, fine)
 
     def support(mx, my, mz):
-        p = sa(mx, my, mz)
-        q = sb(-mx, -my, -mz)
-        return (p[0] - q[0], p[1] - q[1], p[2] - q[2]), p, q
+        return support_of_difference(sa, sb, mx, my, mz)
 
     def fold_direction(before, after, nx, ny, nz):
         """Unit jump of whichever shape jumped between ``before`` and ``after`` (None if none)."""
         parts = []
         for x, y, sign in ((before[0], after[0], 1.0), (before[1], after[1], -1.0)):
             d = (sign * (y[0] - x[0]), sign * (y[1] - x[1]), sign * (y[2] - x[2]))
-            parts.append((d, _tangential2(d, (nx, ny, nz))))
+            parts.append((d, tangential2(d, (nx, ny, nz))))
         total = parts[0][1] + parts[1][1]
         jx = jy = jz = 0.0
         for d, size2 in parts:
@@ -313,7 +307,7 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
                 jx, jy, jz = jx + d[0], jy + d[1], jz + d[2]
         if jx * jx + jy * jy + jz * jz <= (STILL_TOLERANCE * scale) ** 2:
             return None
-        return _unit(jx, jy, jz)
+        return unit((jx, jy, jz))
 
     # The fold direction from the jump, then refined from the segment's two ends, probed across
     # the fold from n ⊥ e; the normal ends up on the fold (n ⊥ e).
@@ -322,8 +316,8 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
         return False, 0.0, normal, None, None, calls
     nx, ny, nz = _reject(nx, ny, nz, e)
     (_, a1, b1), (_, a2, b2) = (
-        support(*_unit(nx + s * FOLD_SPREAD * e[0], ny + s * FOLD_SPREAD * e[1],
-                       nz + s * FOLD_SPREAD * e[2])) for s in (-1.0, 1.0))
+        support(*unit((nx + s * FOLD_SPREAD * e[0], ny + s * FOLD_SPREAD * e[1],
+                       nz + s * FOLD_SPREAD * e[2]))) for s in (-1.0, 1.0))
     calls += 2
     e = fold_direction((a1, b1), (a2, b2), nx, ny, nz)
     if e is None:
@@ -358,7 +352,7 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
         floor = abs(g) / POLISH_MAX_STEP
         u = -g / (curvature if curvature > floor else floor)
         for _ in range(POLISH_BACKTRACKS + 1):
-            mx, my, mz = _unit(nx + u * tx, ny + u * ty, nz + u * tz)
+            mx, my, mz = unit((nx + u * tx, ny + u * ty, nz + u * tz))
             v, _, _ = support(mx, my, mz)
             calls += 1
             hm = v[0] * mx + v[1] * my + v[2] * mz
@@ -375,7 +369,7 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
     # The segment's ends at the final normal (tilted a hair either way along e), and its point
     # on the ray (at h·n).
     (w1, a1, b1), (w2, a2, b2) = (
-        support(*_unit(nx + s * FOLD_STEP * ex, ny + s * FOLD_STEP * ey, nz + s * FOLD_STEP * ez))
+        support(*unit((nx + s * FOLD_STEP * ex, ny + s * FOLD_STEP * ey, nz + s * FOLD_STEP * ez)))
         for s in (1.0, -1.0))
     calls += 2
     flat = FOLD_FLATNESS * scale
@@ -453,17 +447,8 @@ def _slide(rx, ry, rz, p, q1, q2):
 
 # --- small vector helpers ---------------------------------------------------------------------
 
-def _tangential2(d, n):
-    dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]
-    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - dn * dn
-
-
 def _reject(x, y, z, e):
     """Unit vector along (x, y, z) with its component along the unit vector e removed."""
     c = x * e[0] + y * e[1] + z * e[2]
-    return _unit(x - c * e[0], y - c * e[1], z - c * e[2])
+    return unit((x - c * e[0], y - c * e[1], z - c * e[2]))
 
-
-def _unit(x, y, z):
-    s = 1.0 / math.sqrt(x * x + y * y + z * z)
-    return x * s, y * s, z * s

@@ -54,7 +54,8 @@ from typing import NamedTuple
 from . import mpr
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
-from .geometry import perpendicular
+from .geometry import (cross, dot, norm2, perpendicular, split_residual, sub,
+                       support_of_difference, triangle_coordinates, triple)
 from .results import Status
 from .simplex import closest_to_origin, combine
 
@@ -166,18 +167,16 @@ class _Polytope:
         self.B = [tuple(p) for p in points_b]
         self.W = [(a[0] - b[0], a[1] - b[1], a[2] - b[2]) for a, b in zip(self.A, self.B)]
         self.calls = 0
-        self.scale = max([math.sqrt(_dot(w, w)) for w in self.W] + [0.0])
+        self.scale = max([math.sqrt(dot(w, w)) for w in self.W] + [0.0])
 
     def support(self, nx, ny, nz):
         """Add C's support point along n as a vertex; returns (index, n·w)."""
-        a = self.sa(nx, ny, nz)
-        b = self.sb(-nx, -ny, -nz)
+        w, a, b = support_of_difference(self.sa, self.sb, nx, ny, nz)
         self.calls += 1
-        w = (a[0] - b[0], a[1] - b[1], a[2] - b[2])
         self.W.append(w)
         self.A.append(a)
         self.B.append(b)
-        size = math.sqrt(_dot(w, w))
+        size = math.sqrt(dot(w, w))
         if size > self.scale:
             self.scale = size
         return len(self.W) - 1, nx * w[0] + ny * w[1] + nz * w[2]
@@ -238,10 +237,8 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
                            LOCAL)
         # 2. Support point w of C along the face normal; its plane is an upper bound.
         iterations += 1
-        pa = sa(nx, ny, nz)
-        pb = sb(-nx, -ny, -nz)
+        w, pa, pb = support_of_difference(sa, sb, nx, ny, nz)
         poly.calls += 1
-        w = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
         wi = len(W)
         W.append(w)
         A.append(pa)
@@ -305,13 +302,7 @@ def _holding_projection(faces, alive, W, face, scale):
 def _projection_coordinates_raw(W, face):
     """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
     d, nx, ny, nz, i, j, k = face
-    qx, qy, qz = d * nx, d * ny, d * nz
-    out = []
-    for a, b in ((W[j], W[k]), (W[k], W[i]), (W[i], W[j])):
-        ax, ay, az = a[0] - qx, a[1] - qy, a[2] - qz
-        bx, by, bz = b[0] - qx, b[1] - qy, b[2] - qz
-        out.append(nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx))
-    return out
+    return triangle_coordinates(W[i], W[j], W[k], (d * nx, d * ny, d * nz), (nx, ny, nz))
 
 
 def _pop_nearest(heap, alive) -> int:
@@ -425,12 +416,11 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     W, A, B = poly.W, poly.A, poly.B
     n = (nx, ny, nz)
     if gap is None:
-        a = poly.sa(nx, ny, nz)
-        b = poly.sb(-nx, -ny, -nz)
+        w, a, b = support_of_difference(poly.sa, poly.sb, nx, ny, nz)
         poly.calls += 1
-        gap = nx * (a[0] - b[0]) + ny * (a[1] - b[1]) + nz * (a[2] - b[2]) - d
+        gap = nx * w[0] + ny * w[1] + nz * w[2] - d
         wi = len(W)
-        W.append((a[0] - b[0], a[1] - b[1], a[2] - b[2]))
+        W.append(w)
         A.append(a)
         B.append(b)
         if finish is LOCAL:
@@ -494,7 +484,7 @@ def _exit_face(poly, n):
         if not alive or f[1] * nx + f[2] * ny + f[3] * nz <= 0.0:
             continue
         w1, w2, w3 = W[f[4]], W[f[5]], W[f[6]]
-        l1, l2, l3 = _triple(n, w2, w3), _triple(w1, n, w3), _triple(w1, w2, n)
+        l1, l2, l3 = triple(n, w2, w3), triple(w1, n, w3), triple(w1, w2, n)
         total = l1 + l2 + l3
         if total > 0.0:
             m = min(l1, l2, l3) / total
@@ -543,13 +533,7 @@ def _failed(poly) -> EPAResult:
 
 def _projection_coordinates(p0, p1, p2, n, d):
     """Barycentric coordinates of d·n (the origin projected on the plane) in triangle p0 p1 p2."""
-    qx, qy, qz = d * n[0], d * n[1], d * n[2]
-    lam = []
-    for a, b in ((p1, p2), (p2, p0), (p0, p1)):
-        ax, ay, az = a[0] - qx, a[1] - qy, a[2] - qz
-        bx, by, bz = b[0] - qx, b[1] - qy, b[2] - qz
-        lam.append(n[0] * (ay * bz - az * by) + n[1] * (az * bx - ax * bz)
-                   + n[2] * (ax * by - ay * bx))
+    lam = triangle_coordinates(p0, p1, p2, (d * n[0], d * n[1], d * n[2]), n)
     total = lam[0] + lam[1] + lam[2]
     if not total > 0.0:
         return (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
@@ -557,8 +541,6 @@ def _projection_coordinates(p0, p1, p2, n, d):
     lam = [l if l > 0.0 else 0.0 for l in lam]
     total = lam[0] + lam[1] + lam[2]
     return (lam[0] / total, lam[1] / total, lam[2] / total)
-
-
 
 
 def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
@@ -581,8 +563,7 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
     ry = pa[1] - pb[1] - depth * n[1]
     rz = pa[2] - pb[2] - depth * n[2]
     if rx * rx + ry * ry + rz * rz <= negligible * negligible:
-        return depth, (pa[0] - 0.5 * rx, pa[1] - 0.5 * ry, pa[2] - 0.5 * rz), \
-            (pb[0] + 0.5 * rx, pb[1] + 0.5 * ry, pb[2] + 0.5 * rz), 0.0
+        return (depth, *split_residual(pa, pb, depth, n), 0.0)
     along = rx * n[0] + ry * n[1] + rz * n[2]
     if depth + along >= 0.0:
         depth += along
@@ -590,9 +571,9 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
     else:
         r = (rx, ry, rz)
     take_b = _in_span(r, feature_b)
-    rest = _sub(r, take_b)
+    rest = sub(r, take_b)
     take_a = _in_span(rest, feature_a)
-    left = _sub(rest, take_a)
+    left = sub(rest, take_a)
     hx, hy, hz = 0.5 * left[0], 0.5 * left[1], 0.5 * left[2]
     pa = (pa[0] - take_a[0] - hx, pa[1] - take_a[1] - hy, pa[2] - take_a[2] - hz)
     pb = (pb[0] + take_b[0] + hx, pb[1] + take_b[1] + hy, pb[2] + take_b[2] + hz)
@@ -619,14 +600,6 @@ def _in_span(r, points):
         return (rx - c * nx, ry - c * ny, rz - c * nz)
     c = (rx * ax + ry * ay + rz * az) / aa              # the line of the longest edge
     return (c * ax, c * ay, c * az)
-
-
-def _split_residual(pa, pb, depth, n):
-    """Move pa and pb half of the residual each so that pa − pb == depth · n exactly."""
-    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
-    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
-    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
-    return (pa[0] - rx, pa[1] - ry, pa[2] - rz), (pb[0] + rx, pb[1] + ry, pb[2] + rz)
 
 
 # --- how an answer is finished ---------------------------------------------------------------
@@ -691,15 +664,15 @@ def _touch_limit(poly):
 def _from_triangle(poly, tri, weights):
     i, j, k = tri
     W = poly.W
-    ux, uy, uz = _sub(W[j], W[i])
-    vx, vy, vz = _sub(W[k], W[i])
+    ux, uy, uz = sub(W[j], W[i])
+    vx, vy, vz = sub(W[k], W[i])
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     nn = nx * nx + ny * ny + nz * nz
     if nn <= DEGENERATE_SIN2 * (ux * ux + uy * uy + uz * uz) * (vx * vx + vy * vy + vz * vz) \
             or nn == 0.0:
         # A sliver: the origin lies on one of its edges; grow from the nearest edge instead.
         best = min(((i, j), (j, k), (i, k)),
-                   key=lambda e: _norm2(closest_to_origin([W[e[0]], W[e[1]]])[0]))
+                   key=lambda e: norm2(closest_to_origin([W[e[0]], W[e[1]]])[0]))
         return _from_segment(poly, best[0], best[1], weights)
     s = 1.0 / math.sqrt(nn)
     nx, ny, nz = nx * s, ny * s, nz * s
@@ -717,10 +690,10 @@ def _from_triangle(poly, tri, weights):
 
 def _from_segment(poly, i, j, weights):
     W = poly.W
-    dx, dy, dz = _sub(W[j], W[i])
+    dx, dy, dz = sub(W[j], W[i])
     dd = dx * dx + dy * dy + dz * dz
     if dd <= (SHORT_SEGMENT * poly.scale) ** 2 or dd == 0.0:
-        return _from_point(poly, i if _norm2(W[i]) <= _norm2(W[j]) else j, weights)
+        return _from_point(poly, i if norm2(W[i]) <= norm2(W[j]) else j, weights)
     s = 1.0 / math.sqrt(dd)
     dx, dy, dz = dx * s, dy * s, dz * s
     # Search the plane across the segment for a triangle of C whose projection holds the origin:
@@ -739,7 +712,7 @@ def _from_segment(poly, i, j, weights):
         keep = [m for m, l in enumerate(lam) if l > 0.0]
         chosen = [chosen[m] for m in keep]
         proj = [proj[m] for m in keep]
-        vv = _norm2(v)
+        vv = norm2(v)
         if vv <= (PIERCED * poly.scale) ** 2:
             if len(chosen) == 3:
                 # The line of the segment pierces triangle `chosen`; the segment holds the
@@ -805,24 +778,24 @@ def _min_coordinate(W, simplex):
     pts = [W[m] for m in simplex]
     if len(pts) == 4:
         p0 = pts[0]
-        e1, e2, e3 = _sub(pts[1], p0), _sub(pts[2], p0), _sub(pts[3], p0)
-        vol = _triple(e1, e2, e3)
+        e1, e2, e3 = sub(pts[1], p0), sub(pts[2], p0), sub(pts[3], p0)
+        vol = triple(e1, e2, e3)
         if vol == 0.0:
             return -math.inf
         m = (-p0[0], -p0[1], -p0[2])
-        l1 = _triple(m, e2, e3) / vol
-        l2 = _triple(e1, m, e3) / vol
-        l3 = _triple(e1, e2, m) / vol
+        l1 = triple(m, e2, e3) / vol
+        l2 = triple(e1, m, e3) / vol
+        l3 = triple(e1, e2, m) / vol
         return min(1.0 - l1 - l2 - l3, l1, l2, l3)
     p0 = pts[0]
-    e1, e2 = _sub(pts[1], p0), _sub(pts[2], p0)
-    n = _cross(e1, e2)
-    nn = _dot(n, n)
+    e1, e2 = sub(pts[1], p0), sub(pts[2], p0)
+    n = cross(e1, e2)
+    nn = dot(n, n)
     if nn == 0.0:
         return -math.inf
     m = (-p0[0], -p0[1], -p0[2])
-    l1 = _dot(n, _cross(m, e2)) / nn
-    l2 = _dot(n, _cross(e1, m)) / nn
+    l1 = dot(n, cross(m, e2)) / nn
+    l2 = dot(n, cross(e1, m)) / nn
     return min(1.0 - l1 - l2, l1, l2)
 
 
@@ -836,9 +809,9 @@ def _tetrahedron_faces(W, tet):
 
 def _is_flat(pts):
     p0 = pts[0]
-    e1, e2, e3 = _sub(pts[1], p0), _sub(pts[2], p0), _sub(pts[3], p0)
-    scale = math.sqrt(_dot(e1, e1) * _dot(e2, e2) * _dot(e3, e3))
-    return abs(_triple(e1, e2, e3)) <= FLAT_TETRAHEDRON_RATIO * scale
+    e1, e2, e3 = sub(pts[1], p0), sub(pts[2], p0), sub(pts[3], p0)
+    scale = math.sqrt(dot(e1, e1) * dot(e2, e2) * dot(e3, e3))
+    return abs(triple(e1, e2, e3)) <= FLAT_TETRAHEDRON_RATIO * scale
 
 
 def _best_face_of_flat(W):
@@ -848,26 +821,4 @@ def _best_face_of_flat(W):
 
 def _volume(W, tet):
     p0 = W[tet[0]]
-    return _triple(_sub(W[tet[1]], p0), _sub(W[tet[2]], p0), _sub(W[tet[3]], p0))
-
-
-# --- small vector helpers ---------------------------------------------------------------------
-
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-def _norm2(a):
-    return a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
-
-
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _triple(a, b, c):
-    return _dot(a, _cross(b, c))
+    return triple(sub(W[tet[1]], p0), sub(W[tet[2]], p0), sub(W[tet[3]], p0))

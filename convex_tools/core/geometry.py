@@ -11,6 +11,79 @@ from __future__ import annotations
 import math
 
 
+def support_of_difference(support_a, support_b, x, y, z):
+    """The support point of the Minkowski difference A − B along (x, y, z), given the two
+    shapes' ``support_xyz`` mappings: (w, a, b) with w = a − b, a the support point of A along
+    the direction and b that of B against it (as Jolt's three lines). The loops that run it
+    most (GJK, MPR's portal, EPA's expansion) write it out, saying what that saves."""
+    a = support_a(x, y, z)
+    b = support_b(-x, -y, -z)
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b
+
+
+def centre_difference(a, b):
+    """centre(A) − centre(B): a point inside A − B (where MPR starts its portal) and GJK's
+    first direction."""
+    ax, ay, az = a.center_xyz()
+    bx, by, bz = b.center_xyz()
+    return (ax - bx, ay - by, az - bz)
+
+
+def split_residual(pa, pb, depth, n):
+    """pa and pb moved by half the residual r = pa − pb − depth · n each, so that
+    pa − pb == depth · n holds for the points returned (r is rounding, or a point's slack)."""
+    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
+    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
+    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
+    return (pa[0] - rx, pa[1] - ry, pa[2] - rz), (pb[0] + rx, pb[1] + ry, pb[2] + rz)
+
+
+def triangle_coordinates(p1, p2, p3, q, n):
+    """Unnormalised barycentric coordinates of q in triangle p1 p2 p3, seen along n:
+    n·((p2 − q) × (p3 − q)) and its two cyclic shifts. Their signs say on which side of each
+    edge q lies; divided by their sum (n·((p2 − p1) × (p3 − p1))) they are the coordinates of
+    q's projection along n."""
+    qx, qy, qz = q
+    nx, ny, nz = n
+    out = []
+    for a, b in ((p2, p3), (p3, p1), (p1, p2)):
+        ax, ay, az = a[0] - qx, a[1] - qy, a[2] - qz
+        bx, by, bz = b[0] - qx, b[1] - qy, b[2] - qz
+        out.append(nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx))
+    return out
+
+
+def sub(a, b):
+    """a − b"""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def dot(a, b):
+    """a · b"""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def norm2(a):
+    """|a|²"""
+    return a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
+
+
+def cross(a, b):
+    """a × b"""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def triple(a, b, c):
+    """a · (b × c)"""
+    return dot(a, cross(b, c))
+
+
+def tangential2(d, n):
+    """|d|² less its part along the unit vector n, squared: d's length across n, squared."""
+    dn = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - dn * dn
+
+
 def unit(v):
     """v / |v|, or the zero vector for a zero v."""
     x, y, z = v

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import validation
+from .geometry import centre_difference, support_of_difference
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed
 from .simplex import CANCELLATION_RATIO, combine, from_nearest, solve
@@ -133,10 +134,8 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     stalls = 0             # steps that did not shorten v although the gap was large
     while calls < max_iterations:
         # Support point of A − B along −v.
-        a = support_a(-vx, -vy, -vz)
-        b = support_b(vx, vy, vz)
+        w, a, b = support_of_difference(support_a, support_b, -vx, -vy, -vz)
         calls += 1
-        w = (a[0] - b[0], a[1] - b[1], a[2] - b[2])
         vw = vx * w[0] + vy * w[1] + vz * w[2]
         w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
         if w2 > max_w2:
@@ -222,9 +221,7 @@ def _is_point(shape) -> bool:
 def _initial_axis(a, b, cache):
     if cache is not None and cache.axis is not None:
         return cache.axis
-    ax, ay, az = a.center_xyz()
-    bx, by, bz = b.center_xyz()
-    return (ax - bx, ay - by, az - bz)
+    return centre_difference(a, b)
 
 
 def distance(a, b, cache: SeparationCache | None = None,

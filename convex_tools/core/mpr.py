@@ -60,7 +60,8 @@ import numpy as np
 
 from . import depth_polish, validation
 from .depth_polish import Surface
-from .geometry import unit
+from .geometry import (centre_difference, norm2, split_residual, support_of_difference,
+                       triangle_coordinates, triple, unit)
 from .results import Contact, Status
 from .shapes import contact_size
 from .simplex import closest_to_origin
@@ -173,9 +174,7 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
         return _end(out, Status.DEGENERATE, 0)
     rx, ry, rz = r[0] / length, r[1] / length, r[2] / length
     # --- phase 1: the first portal point along the ray, and a second across it ---------------
-    a1 = sa(rx, ry, rz)
-    b1 = sb(-rx, -ry, -rz)
-    w1x, w1y, w1z = a1[0] - b1[0], a1[1] - b1[1], a1[2] - b1[2]
+    (w1x, w1y, w1z), a1, b1 = support_of_difference(sa, sb, rx, ry, rz)
     q1x, q1y, q1z = w1x - ox, w1y - oy, w1z - oz
     q1q1 = q1x * q1x + q1y * q1y + q1z * q1z
     scale = math.sqrt(max(q1q1, ox * ox + oy * oy + oz * oz))
@@ -192,10 +191,8 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
         out.directions = (out.normal,)
         out.hit = True
         return _end(out, Status.CONVERGED, 1)
-    a2 = sa(nx, ny, nz)
-    b2 = sb(-nx, -ny, -nz)
+    (w2x, w2y, w2z), a2, b2 = support_of_difference(sa, sb, nx, ny, nz)
     d2 = (nx, ny, nz)
-    w2x, w2y, w2z = a2[0] - b2[0], a2[1] - b2[1], a2[2] - b2[2]
     if clip and w2x * nx + w2y * ny + w2z * nz < -touch * math.sqrt(nn):
         return _end(out, Status.SEPARATED, 2)
     q2x, q2y, q2z = w2x - ox, w2y - oy, w2z - oz
@@ -213,10 +210,8 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
     while True:
         if calls >= MAX_DISCOVERY:
             return _end(out, Status.ITERATION_LIMIT, calls)
-        a3 = sa(nx, ny, nz)
-        b3 = sb(-nx, -ny, -nz)
+        (q3x, q3y, q3z), a3, b3 = support_of_difference(sa, sb, nx, ny, nz)
         calls += 1
-        q3x, q3y, q3z = a3[0] - b3[0], a3[1] - b3[1], a3[2] - b3[2]
         if clip and q3x * nx + q3y * ny + q3z * nz < \
                 -touch * math.sqrt(nx * nx + ny * ny + nz * nz):
             return _end(out, Status.SEPARATED, calls)
@@ -254,7 +249,7 @@ def refine(sa, sb, v0, r, portal, *, clip=False, tolerance=DEPTH_TOLERANCE, stop
     """
     if out is None:
         out = _Pass()
-        out.scale = max(math.sqrt(_norm2(v[0])) for v in portal)
+        out.scale = max(math.sqrt(norm2(v[0])) for v in portal)
     ox, oy, oz = v0
     directions = directions or (None, None, None)
     vertices = tuple((w[0] - ox, w[1] - oy, w[2] - oz, a, b, d)
@@ -316,11 +311,10 @@ def _refine(sa, sb, v0, r, portal, *, clip, tolerance, stop_at_hit, out, secant=
         if known is not None:
             a4, b4 = known
             known = None
+            w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
         else:
-            a4 = sa(nx, ny, nz)
-            b4 = sb(-nx, -ny, -nz)
+            (w4x, w4y, w4z), a4, b4 = support_of_difference(sa, sb, nx, ny, nz)
             calls += 1
-        w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
         reach = nx * w4x + ny * w4y + nz * w4z
         support = ((w4x, w4y, w4z), a4, b4), reach - plane
         if clip and not hit and reach < -touch:
@@ -470,10 +464,8 @@ class _SecantSteps:
             return _Move.PLAIN, None, calls
         mm = 1.0 / math.sqrt(mm)
         mx, my, mz = mx * mm, my * mm, mz * mm
-        a4 = sa(mx, my, mz)
-        b4 = sb(-mx, -my, -mz)
+        (w4x, w4y, w4z), a4, b4 = support_of_difference(sa, sb, mx, my, mz)
         calls += 1
-        w4x, w4y, w4z = a4[0] - b4[0], a4[1] - b4[1], a4[2] - b4[2]
         q4x, q4y, q4z = w4x - ox, w4y - oy, w4z - oz
         along = q4x * rx + q4y * ry + q4z * rz
         px, py, pz = q4x - along * rx, q4y - along * ry, q4z - along * rz
@@ -560,12 +552,11 @@ def _ruled_exit(sa, sb, v0, r, n, edge, tol, budget):
     while calls < budget:
         c, s = math.cos(theta), math.sin(theta)
         nx, ny, nz = c * n0x + s * m0x, c * n0y + s * m0y, c * n0z + s * m0z
-        a = sa(nx, ny, nz)
-        b = sb(-nx, -ny, -nz)
+        (wx, wy, wz), a, b = support_of_difference(sa, sb, nx, ny, nz)
         calls += 1
         if (a if on_a else b) not in (c1, c2):
             return None, calls        # the normal left the edge's normal cone
-        qx, qy, qz = a[0] - b[0] - ox, a[1] - b[1] - oy, a[2] - b[2] - oz
+        qx, qy, qz = wx - ox, wy - oy, wz - oz
         f = px * qx + py * qy + pz * qz
         if abs(f) <= tol:
             # The point of the ruling's line nearest the ray's line: q + σ u with σ from
@@ -616,16 +607,10 @@ def crosses(portal, r):
     """The ray t·r from the origin passes through the (outward) portal: r lies in the cone of
     its three vertices seen from the origin, and the origin is inside the portal's plane."""
     (w1, _, _), (w2, _, _), (w3, _, _) = portal
-    det = _triple(w1, w2, w3)
+    det = triple(w1, w2, w3)
     if not det > 0.0:
         return False
-    return _triple(r, w2, w3) >= 0.0 and _triple(w1, r, w3) >= 0.0 and _triple(w1, w2, r) >= 0.0
-
-
-def _triple(a, b, c):
-    """a · (b × c)"""
-    return (a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2])
-            + a[2] * (b[0] * c[1] - b[1] * c[0]))
+    return triple(r, w2, w3) >= 0.0 and triple(w1, r, w3) >= 0.0 and triple(w1, w2, r) >= 0.0
 
 
 def ray_crossing(portal, r):
@@ -642,33 +627,18 @@ def ray_crossing(portal, r):
     if rn <= 0.0:
         return None
     t = (nx * w1[0] + ny * w1[1] + nz * w1[2]) / rn
-    p = (t * r[0], t * r[1], t * r[2])
-    lam = []
-    for a, b in ((w2, w3), (w3, w1), (w1, w2)):
-        ax, ay, az = a[0] - p[0], a[1] - p[1], a[2] - p[2]
-        bx, by, bz = b[0] - p[0], b[1] - p[1], b[2] - p[2]
-        l = nx * (ay * bz - az * by) + ny * (az * bx - ax * bz) + nz * (ax * by - ay * bx)
-        lam.append(l if l > 0.0 else 0.0)
+    lam = [l if l > 0.0 else 0.0 for l in
+           triangle_coordinates(w1, w2, w3, (t * r[0], t * r[1], t * r[2]), (nx, ny, nz))]
     total = lam[0] + lam[1] + lam[2]
     if not total > 0.0:
         return None
     return t, (lam[0] / total, lam[1] / total, lam[2] / total)
 
 
-def _norm2(v):
-    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
-
-
 def _end(out: _Pass, status: Status, calls: int) -> _Pass:
     out.status = status
     out.calls = calls
     return out
-
-
-def _centre_ray(a, b):
-    ax, ay, az = a.center_xyz()
-    bx, by, bz = b.center_xyz()
-    return (ax - bx, ay - by, az - bz)
 
 
 def ray_pass(sa, sb, r, tolerance=DEPTH_TOLERANCE) -> _Pass:
@@ -682,7 +652,7 @@ def intersect(a, b) -> bool | None:
     ``queries.intersect`` then asks GJK."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    v0 = _centre_ray(a, b)
+    v0 = centre_difference(a, b)
     if not math.hypot(*v0) > 0.0:
         return True                                  # the origin is the interior point itself
     res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), clip=True,
@@ -732,13 +702,9 @@ def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Cont
         pa = (pa[0] + margin_a * sx, pa[1] + margin_a * sy, pa[2] + margin_a * sz)
         pb = (pb[0] - margin_b * sx, pb[1] - margin_b * sy, pb[2] - margin_b * sz)
     # Split the rounding residual so that point_a − point_b == depth · normal exactly.
-    rx = 0.5 * (pa[0] - pb[0] - depth * nx)
-    ry = 0.5 * (pa[1] - pb[1] - depth * ny)
-    rz = 0.5 * (pa[2] - pb[2] - depth * nz)
-    return Contact(float(depth), np.array((nx, ny, nz)),
-                   np.array((pa[0] - rx, pa[1] - ry, pa[2] - rz)),
-                   np.array((pb[0] + rx, pb[1] + ry, pb[2] + rz)), 0, est.calls, est.status,
-                   "mpr")
+    pa, pb = split_residual(pa, pb, depth, (nx, ny, nz))
+    return Contact(float(depth), np.array((nx, ny, nz)), np.array(pa), np.array(pb), 0,
+                   est.calls, est.status, "mpr")
 
 
 def estimate(a, b, size=None):
@@ -752,7 +718,7 @@ def estimate(a, b, size=None):
     the other way, one more support call checks the opposite direction, and where pushing A
     the other way is shorter, the boundary point along it is taken instead.
     """
-    v0 = _centre_ray(a, b)
+    v0 = centre_difference(a, b)
     est = _two_passes(a, b, v0, contact_size(a, b) if size is None else size)
     if est is None or est.status is Status.FAILED:
         return est
@@ -760,8 +726,8 @@ def estimate(a, b, size=None):
     if nx * v0[0] + ny * v0[1] + nz * v0[2] >= est.depth:
         return est                  # h(−n) >= −n·v0 >= depth: the other way is no shorter
     sa, sb = a.support_xyz, b.support_xyz
-    pa, pb = sa(nx, ny, nz), sb(-nx, -ny, -nz)
-    back = nx * (pa[0] - pb[0]) + ny * (pa[1] - pb[1]) + nz * (pa[2] - pb[2])
+    w, _, _ = support_of_difference(sa, sb, nx, ny, nz)
+    back = nx * w[0] + ny * w[1] + nz * w[2]
     calls = est.calls + 1
     if back < est.depth:
         ray = ray_pass(sa, sb, (nx, ny, nz))

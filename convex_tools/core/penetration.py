@@ -38,6 +38,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import epa, gjk, mpr, validation
+from .geometry import centre_difference, split_residual, support_of_difference
 from .results import Contact, Status
 from .shapes import contact_size
 
@@ -178,10 +179,9 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
         vx, vy, vz = res.v
         if d > 0.0:
             n = (-vx / d, -vy / d, -vz / d)
-            qa, qb = sa(*n), sb(-n[0], -n[1], -n[2])
+            q, _, _ = support_of_difference(sa, sb, *n)
             calls += 1
-            if abs(n[0] * (qa[0] - qb[0]) + n[1] * (qa[1] - qb[1]) + n[2] * (qa[2] - qb[2])) \
-                    <= slack:
+            if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) <= slack:
                 pa, pb = res.closest_points()
                 p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
                 status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
@@ -236,10 +236,8 @@ def _exit_along(shapes, n):
     depth, lam = crossing
     pa = [sum(l * v[1][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
     pb = [sum(l * v[2][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
-    # Split the rounding residual so that pa − pb == depth · n exactly.
-    r = [0.5 * (pa[i] - pb[i] - depth * n[i]) for i in range(3)]
-    return max(depth, 0.0), [pa[i] - r[i] for i in range(3)], [pb[i] + r[i] for i in range(3)], \
-        ray.calls
+    pa, pb = split_residual(pa, pb, depth, n)     # pa − pb == depth · n exactly
+    return max(depth, 0.0), pa, pb, ray.calls
 
 
 def _fallback(sa, sb, out, shapes, margins):
@@ -254,13 +252,12 @@ def _fallback(sa, sb, out, shapes, margins):
         return None
     nx, ny, nz = (float(c) for c in est.normal)
     depth = float(est.depth) - margins
-    pa = sa(nx, ny, nz)
-    pb = sb(-nx, -ny, -nz)
-    upper = nx * (pa[0] - pb[0]) + ny * (pa[1] - pb[1]) + nz * (pa[2] - pb[2])
+    w, _, _ = support_of_difference(sa, sb, nx, ny, nz)
+    upper = nx * w[0] + ny * w[1] + nz * w[2]
     if math.isfinite(out.depth):
         ex, ey, ez = out.normal
-        qa, qb = sa(ex, ey, ez), sb(-ex, -ey, -ez)
-        if ex * (qa[0] - qb[0]) + ey * (qa[1] - qb[1]) + ez * (qa[2] - qb[2]) <= upper:
+        q, _, _ = support_of_difference(sa, sb, ex, ey, ez)
+        if ex * q[0] + ey * q[1] + ez * q[2] <= upper:
             return None
     return max(depth, 0.0), (nx, ny, nz), tuple(map(float, est.point_a)), \
         tuple(map(float, est.point_b)), est.support_calls + 2
@@ -277,9 +274,7 @@ def _contact(depth, n, pa, pb, ma, mb, iterations, calls, status, method):
 def _axis(a, b):
     """GJK's first direction: the centre difference, rescaled so that nearly coincident centres
     (a subnormal difference) do not reach the support mappings as a zero direction."""
-    ax, ay, az = a.center_xyz()
-    bx, by, bz = b.center_xyz()
-    x, y, z = ax - bx, ay - by, az - bz
+    x, y, z = centre_difference(a, b)
     m = max(abs(x), abs(y), abs(z))
     if not m > 0.0:
         return None

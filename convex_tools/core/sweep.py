@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from . import validation
+from .geometry import support_of_difference
 from .gjk import distance
 from .gjk_raycast import gjk_ray_cast
 from .ray_polish import POLISH_CLUSTER, needs_polish, polish_hit
@@ -77,9 +78,8 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
 
     def support_cso(x, y, z):
         # s_{B-A}(v) = s_B(v) - s_A(-v), with both witnesses riding along.
-        ax, ay, az = sa(-x, -y, -z)
-        bx, by, bz = sb(x, y, z)
-        return (bx - ax, by - ay, bz - az, ax, ay, az, bx, by, bz)
+        (wx, wy, wz), (bx, by, bz), (ax, ay, az) = support_of_difference(sb, sa, x, y, z)
+        return (wx, wy, wz, ax, ay, az, bx, by, bz)
 
     (cax, cay, caz), (cbx, cby, cbz) = core_a.center_xyz(), core_b.center_xyz()
     center = (cbx - cax, cby - cay, cbz - caz)  # a point inside D
