@@ -39,6 +39,7 @@ import numpy as np
 from . import bvh, gjk, manifold, raycast, sweep as sweeps, validation
 from . import penetration as depths
 from .compound import ConcaveShape
+from .geometry import BASIS_AXIS_LIMIT, LENGTH_FLOOR
 from .results import Contact, DistanceResult, Manifold, RayHit, Status
 from .shapes import translated
 
@@ -343,7 +344,7 @@ def _face_depth(mesh, i, tri, shape, method):
     # vector closes a gap by at most d), so s − d is still at or beyond the exit and the gap
     # shrinks from there.
     s = start if hit is None else start * (1.0 - hit.t)
-    touching = gjk.touching_tolerance(max(size, float(np.max(np.abs(upper))), 1e-300))
+    touching = gjk.touching_tolerance(max(size, float(np.max(np.abs(upper))), LENGTH_FLOOR))
     status = Status.ITERATION_LIMIT
     for step in range(MAX_ADVANCE_STEPS):
         r = gjk.distance(tri, translated(shape, s * n))
@@ -450,7 +451,8 @@ def contact_manifold(a, b, max_points: int = manifold.MAX_POINTS,
 def _basis(n):
     """Unit u, v with (u, v, n) right-handed and orthonormal."""
     n = np.asarray(n, float)
-    helper = np.array((1.0, 0.0, 0.0)) if abs(n[0]) < 0.6 else np.array((0.0, 1.0, 0.0))
+    helper = np.array((1.0, 0.0, 0.0)) if abs(n[0]) < BASIS_AXIS_LIMIT \
+        else np.array((0.0, 1.0, 0.0))
     u = np.cross(helper, n)
     u /= np.linalg.norm(u)
     return u, np.cross(n, u)
@@ -467,7 +469,7 @@ def _face_region(mesh, i, shape, depth):
     tri2 = [(float(p @ u), float(p @ v)) for p in corners]          # counter-clockwise
     feat2 = feature @ np.stack((u, v), axis=1)
     heights = feature @ n
-    size = max(float(np.max(np.abs(corners))), float(np.max(np.abs(feature))), 1e-300)
+    size = max(float(np.max(np.abs(corners))), float(np.max(np.abs(feature))), LENGTH_FLOOR)
     tol = MERGE_TOLERANCE * size
     region = _clip_to_triangle([tuple(p) for p in feat2.tolist()], tri2, tol)
     height_at = _height_function(feat2, heights, tol)
@@ -572,7 +574,7 @@ def _reduce(points, depths_, n, max_points):
     plane), while any does — the corners of the region, stable as it slides."""
     u, v = _basis(n)
     xy = np.stack((points @ u, points @ v), axis=1)
-    size = max(float(np.max(np.abs(points))), 1e-300)
+    size = max(float(np.max(np.abs(points))), LENGTH_FLOOR)
     order = np.argsort(-depths_, kind="stable")
     unique = []
     for k in order.tolist():

@@ -138,11 +138,11 @@ def probe_shape(sa, sb, n, w, a, b, scale):
             kinds.append(Surface.RULED)
         probes.append(((mx, my, mz), (px, py, pz), pa, pb, length))
     if Surface.SMOOTH not in kinds:
-        kind = Surface.SHARP          # a vertex, edge or face of a polytope-like C: EPA ends exactly
+        kind = Surface.SHARP    # a vertex, edge or face of a polytope-like C: EPA ends exactly
     elif Surface.RULED in kinds:
         kind = Surface.RULED
     else:
-        kind = Surface.SMOOTH         # (a still probe: curved one way only, e.g. off a cylinder's fold)
+        kind = Surface.SMOOTH   # (a still probe: curved one way only, e.g. off a cylinder's fold)
     return Probe(kind, t1, t2, probes, (wx, wy, wz), a, b)
 
 
@@ -183,7 +183,7 @@ def polish(sa, sb, normal, scale, probed, max_calls: int = POLISH_MAX_CALLS,
     nx, ny, nz = normal
     kind, (t1x, t1y, t1z), (t2x, t2y, t2z), probes, (wx, wy, wz), a, b = probed
     if kind is Surface.RULED:
-        _, v, pa, pb, _ = max(probes, key=lambda pr: tangential2(
+        _, _, pa, pb, _ = max(probes, key=lambda pr: tangential2(
             (pr[1][0] - wx, pr[1][1] - wy, pr[1][2] - wz), normal))
         return _polish_ruled(sa, sb, normal, (a, b), (pa, pb), scale, max_calls, 0, budget,
                              fine)
@@ -324,7 +324,6 @@ def _polish_ruled(sa, sb, normal, before, after, scale, max_calls, calls, budget
         return False, 0.0, normal, None, None, calls
     ex, ey, ez = e
     nx, ny, nz = _reject(nx, ny, nz, e)
-    h_start = None
     # Newton in the curved direction, the normal kept on the fold (n ⊥ e).
     tx, ty, tz = ny * ez - nz * ey, nz * ex - nx * ez, nx * ey - ny * ex        # τ = n × e
     w, _, _ = support(nx, ny, nz)

@@ -25,8 +25,8 @@ How it ends (see the tolerances below):
   cylinder's side) in the one curved direction across it. Both land on a boundary point of C
   whose support plane squarely faces the origin, exact to ``depth_polish.POLISH_TOLERANCE``.
   Where neither applies, EPA goes on to UNPOLISHED_TOLERANCE and the ray along the face normal
-  is pushed to the boundary with MPR's portal refinement. Every answer is a boundary point of C: translating A by it leaves the
-  shapes touching.
+  is pushed to the boundary with MPR's portal refinement. Every answer is a boundary point of
+  C: translating A by it leaves the shapes touching.
 
 GJK hands over a simplex of one to four points that contains the origin. A point, segment or
 triangle is grown into a tetrahedron that contains it (seed 001 §2.5, made rigorous here): a
@@ -54,7 +54,7 @@ from typing import NamedTuple
 from . import mpr
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
-from .geometry import (cross, dot, norm2, perpendicular, split_residual, sub,
+from .geometry import (LENGTH_FLOOR, cross, dot, norm2, perpendicular, split_residual, sub,
                        support_of_difference, triangle_coordinates, triple)
 from .results import Status
 from .simplex import closest_to_origin, combine
@@ -494,7 +494,8 @@ def _exit_face(poly, n):
 
 
 def _polished(poly, face, wi, gap, status, iterations, lower, upper, budget=None):
-    """Newton polish of ``face``'s direction (``depth_polish.polish``) where C is smooth or folded there.
+    """Newton polish of ``face``'s direction (``depth_polish.polish``) where C is smooth or
+    folded there.
 
     Returns the answer, or what to do instead: RAY (C is curved but no clean minimum is near:
     finish along the ray once EPA has UNPOLISHED_TOLERANCE) or EXACT (C is sharp there: EPA goes on
@@ -658,7 +659,7 @@ def _initial_tetrahedron(poly: _Polytope):
 
 
 def _touch_limit(poly):
-    return max(TOUCHING_TOLERANCE * poly.scale, 1e-300)
+    return max(TOUCHING_TOLERANCE * poly.scale, LENGTH_FLOOR)
 
 
 def _from_triangle(poly, tri, weights):

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import math
 
+# The least length used as a divisor or as the size a tolerance is relative to: far below the
+# supported range (``validation.MIN_SIZE``, 1e-40), it only keeps a zero length (a point's
+# extent, a segment of zero length) from dividing by zero; every real length exceeds it.
+LENGTH_FLOOR = 1e-300
+
+# Completing a unit normal n to a frame starts from the x axis unless |n_x| >= this, then from
+# the y axis: either way the axis is at least ~37° off n (|n × axis| >= 0.8 for unit n), so the
+# cross product that builds the first tangent is well conditioned.
+BASIS_AXIS_LIMIT = 0.6
+
 
 def support_of_difference(support_a, support_b, x, y, z):
     """The support point of the Minkowski difference A − B along (x, y, z), given the two

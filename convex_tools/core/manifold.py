@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from . import validation
+from .geometry import BASIS_AXIS_LIMIT, LENGTH_FLOOR
 from .penetration import penetration
 from .results import Manifold
 from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
@@ -52,6 +53,10 @@ FEATURE_ANGLE = 0.02
 # PSM_ANGLE (radians) from it. A disc or other round flat cap comes out as a PSM_SAMPLES-gon.
 PSM_SAMPLES = 16
 PSM_ANGLE = 0.1
+# A sample is kept when it lies below the support plane by at most this slope times its
+# distance across from the top sample: half the slope of a face tilted by FEATURE_ANGLE. A
+# curved surface falls away at about PSM_ANGLE / 2 = 0.05 at the samples, five times more.
+PSM_KEEP_SLOPE = 0.5 * math.sin(FEATURE_ANGLE)
 
 # Hulls without a face list: at most this many vertices near the support plane are tried as
 # corners of the supporting face.
@@ -103,7 +108,7 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     # allowed outside the smaller one by a fraction of the larger would be off its shape),
     # plus the rounding of their coordinates (world points, far from the origin, round there).
     extent_a, extent_b = _spread(fa), _spread(fb)
-    size = max(min(extent_a, extent_b) or max(extent_a, extent_b), 1e-300)
+    size = max(min(extent_a, extent_b) or max(extent_a, extent_b), LENGTH_FLOOR)
     rounding = COORDINATE_ROUNDING * float(np.max(np.abs(origin)))
     tol = MERGE_TOLERANCE * size + rounding
     fa, fb = _unique(fa, tol), _unique(fb, tol)
@@ -348,7 +353,7 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
         phi = 2.0 * math.pi * k / samples
         p = shape.support(d + tilt * (math.cos(phi) * u + math.sin(phi) * v))
         lateral = float(np.linalg.norm(p - top - np.dot(p - top, d) * d))
-        if height - float(np.dot(p, d)) <= math.sin(FEATURE_ANGLE) * lateral * 0.5 + \
+        if height - float(np.dot(p, d)) <= PSM_KEEP_SLOPE * lateral + \
                 BAND_ROUNDING * max(lateral, float(np.max(np.abs(top)))):
             out.append(p)
     return out
@@ -359,7 +364,7 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
 def _basis(n):
     """Two unit vectors completing the unit vector n to a right-handed orthonormal frame."""
     nx, ny, nz = float(n[0]), float(n[1]), float(n[2])
-    if abs(nx) < 0.6:                        # u = n × x̂
+    if abs(nx) < BASIS_AXIS_LIMIT:           # u = n × x̂
         ux, uy, uz = 0.0, nz, -ny
     else:                                    # u = n × ŷ
         ux, uy, uz = -nz, 0.0, nx
@@ -499,7 +504,7 @@ def _clip_segments(s, r, tol):
         return [(px + lo * dx, py + lo * dy), (px + hi * dx, py + hi * dy)]
     t = ((ax - px) * ey - (ay - py) * ex) / den
     w = ((ax - px) * dy - (ay - py) * dx) / den
-    slack_t, slack_w = tol / max(ld, 1e-300), tol / max(le, 1e-300)
+    slack_t, slack_w = tol / max(ld, LENGTH_FLOOR), tol / max(le, LENGTH_FLOOR)
     if -slack_t <= t <= 1.0 + slack_t and -slack_w <= w <= 1.0 + slack_w:
         t = min(max(t, 0.0), 1.0)
         return [(px + t * dx, py + t * dy)]

@@ -30,12 +30,12 @@ Additions to the thesis's heuristic, each for speed without giving up exactness:
   polytopes it goes on to the boundary, and when pass 2's ray crosses that certified portal the
   answer comes from it with no further call.
 - Where both shapes are smooth (``Shape.smooth``: ellipsoids, spheres), Newton's polish
-  (``depth_polish.polish``) replaces pass 2: it lands exactly on the local minimum of the depth near the
-  estimate.
-- Elsewhere on curved C, pass 2 takes *secant steps* on smooth parts (``_SecantSteps``) and follows
-  the *rulings* of a polytope edge swept over a curved shape (``_ruled_exit``), where plain
-  portal refinement creeps up on the curvature linearly; both answer with a support point,
-  exactly on the boundary.
+  (``depth_polish.polish``) replaces pass 2: it lands exactly on the local minimum of the depth
+  near the estimate.
+- Elsewhere on curved C, pass 2 takes *secant steps* on smooth parts (``_SecantSteps``) and
+  follows the *rulings* of a polytope edge swept over a curved shape (``_ruled_exit``), where
+  plain portal refinement creeps up on the curvature linearly; both answer with a support
+  point, exactly on the boundary.
 - ``core.penetration(..., "mpr")`` runs on the cores of rounded shapes (round boxes, capsules,
   spheres) and adds the margins along C's normal at the answer (``Estimate.surface``).
 
@@ -155,9 +155,9 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
                  edges=NO_EDGES) -> _Pass:
     """Discover a portal on the ray v0 + t r, then refine it (seed 001 Alg. 6–8).
 
-    With ``clip`` the target is the origin: a support plane that excludes it ends the pass (SEPARATED)
-    and the origin inside the tetrahedron sets ``hit`` (and ends it if ``stop_at_hit``).
-    Without ``clip`` the pass runs until the portal reaches the boundary within ``tolerance``
+    With ``clip`` the target is the origin: a support plane that excludes it ends the pass
+    (SEPARATED) and the origin inside the tetrahedron sets ``hit`` (and ends it if
+    ``stop_at_hit``). Without ``clip`` the pass runs until the portal reaches the boundary within ``tolerance``
     (relative to the size of C).
 
     Hot path: the discovery keeps its vertices in plain local floats (w = a − b) beside their
@@ -745,8 +745,8 @@ def _two_passes(a, b, v0, size=None):
     ``v0``: centre(A) − centre(B), the start of pass 1's ray.
 
     Pass 1 stops at a coarse tolerance on curved C: its normal is only an estimate. Where both
-    shapes are smooth, Newton's polish of the direction (``depth_polish.polish``) replaces pass 2 and lands
-    exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
+    shapes are smooth, Newton's polish of the direction (``depth_polish.polish``) replaces pass 2
+    and lands exactly on the local minimum of the depth; elsewhere pass 2 runs as in the thesis, to
     DEPTH_TOLERANCE (with secant and ruling steps on curved parts, see ``_SecantSteps``).
     """
     sa, sb = a.support_xyz, b.support_xyz

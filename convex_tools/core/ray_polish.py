@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .geometry import norm, unit
+from .geometry import BASIS_AXIS_LIMIT, norm, unit
 from .gjk_raycast import RELATIVE_TOLERANCE
 from .results import Status
 
@@ -453,7 +453,7 @@ def _clusters(simplex, weights, scale):
 def _tangent_basis(n):
     """Two unit vectors completing n (unit) to an orthonormal basis."""
     nx, ny, nz = n
-    ax, ay, az = (1.0, 0.0, 0.0) if abs(nx) < 0.6 else (0.0, 1.0, 0.0)
+    ax, ay, az = (1.0, 0.0, 0.0) if abs(nx) < BASIS_AXIS_LIMIT else (0.0, 1.0, 0.0)
     e1 = unit((ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx))
     e2 = (ny * e1[2] - nz * e1[1], nz * e1[0] - nx * e1[2], nx * e1[1] - ny * e1[0])
     return e1, e2
