@@ -66,7 +66,12 @@ class Shape:
 
     def _posed_support(self, m) -> "callable":
         """``support_xyz`` of the image of this shape under x ↦ B x + c, ``m`` = B (row-major)
-        then c: s(v) = B s_shape(Bᵀ v) + c (seed 000 §2). Primitives inline their own mapping."""
+        then c: s(v) = B s_shape(Bᵀ v) + c (seed 000 §2). Primitives inline their own mapping.
+
+        The primitives' copies are kept on purpose: this one generic closure in their place
+        costs 0.06-0.4 µs more per support call of a rotated primitive, 10-100% (sphere 0.69 →
+        0.72-0.82 µs, box 0.61 → 0.69-0.75, cylinder 0.66 → 0.74-0.82, cone 0.37 → 0.66-0.78:
+        min of 7 × 200,000 calls, two runs back to back), on the path every query runs most."""
         return _affine_support(self.support_xyz, m)
 
     # --- derived ------------------------------------------------------------------------
