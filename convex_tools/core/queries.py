@@ -5,7 +5,10 @@ the level check, user scripts) calls. It chooses *how* a question is answered �
 ``method=`` argument names — and leaves each algorithm module (``gjk``, ``mpr``, ``epa``,
 ``penetration``, ``manifold``, ``raycast``, ``sweep``) to answer it for a pair of convex shapes.
 The algorithm modules never import this one, so the dependency runs one way: queries → algorithms
-→ shapes.
+→ shapes (docs/ARCHITECTURE.md). It is also the one place that picks an algorithm for a
+``method=``: ``intersect`` chooses GJK or MPR here, and asks GJK when MPR cannot decide
+(``penetration`` keeps its own choice of depth method, EPA, MPR or the hybrid, with their
+fallbacks).
 
 Concave shapes (``Compound``, ``TriangleMesh``) have no support mapping; each query sends a pair
 with one of them to ``concave``, which answers part by part (one ``isinstance`` test per shape on

@@ -117,7 +117,7 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     if t > 0.0 and length > 0.0:
         n = (-nx / length, -ny / length, -nz / length)  # from A toward B
         a0, b0 = _exact_witnesses(simplex, a0, b0, sa, sb, n, t_r, r, ma + mb, cast.scale,
-                                  exact_normal)
+                                  exact_normal=exact_normal)
     else:
         n = (0.0, 0.0, 0.0)
         status = Status.INTERSECTING
@@ -128,7 +128,7 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
                     support_calls=2 * calls, status=status)
 
 
-def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, exact_normal):
+def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, *, exact_normal):
     """The witnesses, with a curved side's replaced by its exact support point along n.
 
     When one shape meets the other with a point of a curved surface (an ellipsoid against a
