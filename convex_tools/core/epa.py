@@ -41,6 +41,9 @@ ends the expansion; the answer is then finished from the best face verified so f
 CONVERGED if that face was already within UNPOLISHED_TOLERANCE, FAILED otherwise. The iteration
 cap ends it the same way with ITERATION_LIMIT. The caller (``penetration``) then compares the
 answer with MPR's estimate and keeps the shallower verified one.
+
+Layering (docs/ARCHITECTURE.md): EPA uses MPR's portal refinement (``mpr.refine``) to finish
+along a ray and ``depth_polish`` to finish on curved C; neither imports it back.
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ whose distance minus the margins is the exact distance when the cores are apart.
 Separating-axis GJK (``intersect``) stops as soon as some v has v·w > 0: v then separates A and
 B. Given the last separating axis in a ``SeparationCache`` (ISA-GJK, seed 000 §3), a repeated
 query on a slowly moving pair usually ends after a single support call.
+
+Layering (docs/ARCHITECTURE.md): this module uses only the foundations (``simplex``,
+``geometry``, ``results``, ``validation``) and ``shapes``; ``queries`` chooses between it and
+MPR, and ``penetration``, ``sweep`` and ``concave`` call it.
 """
 
 from __future__ import annotations

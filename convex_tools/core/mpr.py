@@ -48,6 +48,10 @@ MPR still cannot decide, ``intersect`` answers None (``queries.intersect`` then 
 Portal tests are written with q_i = v_i − v0 and the ray direction r: the ray passes through
 portal v1 v2 v3 (outward, det[q1 q2 q3] > 0) exactly when r·(q2×q3), r·(q3×q1) and r·(q1×q2)
 are all non-negative.
+
+Layering (docs/ARCHITECTURE.md): MPR uses the foundations, ``shapes`` and ``depth_polish``; it
+imports no other algorithm (``queries`` decides what to do when it cannot), and ``epa`` and
+``penetration`` use its portal refinement.
 """
 
 from __future__ import annotations
