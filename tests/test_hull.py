@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from convex_tools.core import quickhull
+from convex_tools.core import predicates, quickhull
 from convex_tools.core.convex_mesh import MeshVerdict, convex_mesh_hull
 from convex_tools.core.hull import Hull, _cell
 from convex_tools.core.quickhull import QuickhullError, convex_hull
@@ -385,7 +385,7 @@ def test_batched_exact_rebuild_drops_no_point(monkeypatch):
 
 @pytest.mark.parametrize("setting, value", [("ASSIGN_CHUNK", 97), ("GROUPED_MIN_POINTS", 0),
                                             ("GROUPED_MIN_POINTS", 10 ** 9),
-                                            ("_LONG_FILTER", False)])
+                                            ("LONG_FILTER", False)])
 def test_batch_tuning_does_not_change_the_hull(setting, value, monkeypatch):
     # Chunked whole-cloud assignment, both forms of the redistribution and the extended
     # precision filter are speed choices only.
@@ -395,6 +395,8 @@ def test_batch_tuning_does_not_change_the_hull(setting, value, monkeypatch):
     batched(monkeypatch)
     reference = convex_hull(points)
     monkeypatch.setattr(quickhull, setting, value)
+    if hasattr(predicates, setting):  # (the filter is read in both modules)
+        monkeypatch.setattr(predicates, setting, value)
     h = convex_hull(points)
     np.testing.assert_array_equal(h.indices, reference.indices)
     assert_closed_convex_hull(points, h)
@@ -418,12 +420,12 @@ def test_extended_precision_orientations_agree_with_exact_ones():
     p += rng.integers(-3, 4, p.shape) * np.spacing(np.abs(p))
     q = np.vstack([tri.reshape(-1, 3), p])
     a, b, c = (np.arange(400) * 3 + k for k in range(3))
-    signs = quickhull._orient_signs(q, a, b, c, 1200 + np.arange(400))
-    exact = [quickhull._orient(*map(tuple, (q[i], q[j], q[k], q[1200 + r])))
+    signs = predicates.orient_signs(q, a, b, c, 1200 + np.arange(400))
+    exact = [predicates.orient(*map(tuple, (q[i], q[j], q[k], q[1200 + r])))
              for r, (i, j, k) in enumerate(zip(a, b, c))]
-    decided = signs != quickhull._UNDECIDED
+    decided = signs != predicates.UNDECIDED
     np.testing.assert_array_equal(signs[decided], np.array(exact)[decided])
-    if quickhull._LONG_FILTER:
+    if predicates.LONG_FILTER:
         assert decided.mean() > 0.9  # (most: only determinants below ~2**-61 are left over)
 
 
@@ -435,8 +437,8 @@ def test_extended_precision_declines_exactly_coplanar_points_it_cannot_resolve()
     xy = rng.integers(-2 ** 40, 2 ** 40, (400, 2)).astype(float)
     q = np.column_stack([xy, -xy[:, 0] - xy[:, 1]])  # exact: integers below 2**53
     a, b, c, p = (np.arange(100) * 4 + k for k in range(4))
-    assert all(quickhull._orient(*map(tuple, q[list(r)])) == 0 for r in zip(a, b, c, p))
-    np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), quickhull._UNDECIDED)
+    assert all(predicates.orient(*map(tuple, q[list(r)])) == 0 for r in zip(a, b, c, p))
+    np.testing.assert_array_equal(predicates.orient_signs(q, a, b, c, p), predicates.UNDECIDED)
 
 
 def test_points_in_an_axis_aligned_plane_are_coplanar_without_integers(monkeypatch):
@@ -445,15 +447,15 @@ def test_points_in_an_axis_aligned_plane_are_coplanar_without_integers(monkeypat
     # hull of 50k points on two circles).
     def no_integers(*args):
         raise AssertionError("integers were used")
-    monkeypatch.setattr(quickhull, "_orient_integers", no_integers)
+    monkeypatch.setattr(predicates, "orient_integers", no_integers)
     rng = np.random.default_rng(46)
     for axis in range(3):
         q = rng.normal(size=(40, 3)) * 1e3
         q[:, axis] = 0.3
         a, b, c, p = (np.arange(10) * 4 + k for k in range(4))
         for r in zip(a, b, c, p):
-            assert quickhull._orient(*map(tuple, q[list(r)])) == 0
-        np.testing.assert_array_equal(quickhull._orient_signs(q, a, b, c, p), 0)
+            assert predicates.orient(*map(tuple, q[list(r)])) == 0
+        np.testing.assert_array_equal(predicates.orient_signs(q, a, b, c, p), 0)
 
 
 # --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------

@@ -37,8 +37,8 @@ import math
 
 import numpy as np
 
-from .quickhull import (_NEXT_VERTEX, _PREV_VERTEX, _UNDECIDED, ORIENT_ERRBOUND, _orient,
-                        _orient_signs)
+from .predicates import (NEXT_VERTEX, PREV_VERTEX, UNDECIDED, ORIENT_ERRBOUND, orient,
+                        orient_signs)
 
 # An edge is flipped (step 2) if the far vertex rises above the plane of the triangle across by at
 # most this fraction of the edge's length, else the mesh is taken as not convex at once. Quads
@@ -162,7 +162,7 @@ def _twins(tris: np.ndarray, n: int):
     if len(tris) % 2:
         return None  # (3F half-edges in pairs)
     src = tris.ravel()
-    dst = tris[:, _NEXT_VERTEX].ravel()
+    dst = tris[:, NEXT_VERTEX].ravel()
     # Sorted by undirected edge, the two halves of each edge come out side by side.
     key = np.minimum(src, dst) * n + np.maximum(src, dst)
     order = key.argsort(kind="stable")  # (timsort: a mesh's triangle order leaves long runs)
@@ -178,7 +178,7 @@ def _twins(tris: np.ndarray, n: int):
 def _ends(tris: np.ndarray):
     """``(src, dst, apex)`` of each half-edge: its start, its end and the triangle's third
     vertex."""
-    return tris.ravel(), tris[:, _NEXT_VERTEX].ravel(), tris[:, _PREV_VERTEX].ravel()
+    return tris.ravel(), tris[:, NEXT_VERTEX].ravel(), tris[:, PREV_VERTEX].ravel()
 
 
 def _edge_signs(xyz: np.ndarray, a, b, c, d):
@@ -202,11 +202,11 @@ def _edge_signs(xyz: np.ndarray, a, b, c, d):
     rest = (abs(det) <= ORIENT_ERRBOUND * permanent).nonzero()[0]
     if len(rest):
         q = xyz.T
-        sign[rest] = _orient_signs(q, a[rest], b[rest], c[rest], d[rest])
-        undecided = rest[sign[rest] == _UNDECIDED]
+        sign[rest] = orient_signs(q, a[rest], b[rest], c[rest], d[rest])
+        undecided = rest[sign[rest] == UNDECIDED]
         if len(undecided):
             pts = [map(tuple, q[i[undecided]].tolist()) for i in (a, b, c, d)]
-            sign[undecided] = [_orient(*quad) for quad in zip(*pts)]
+            sign[undecided] = [orient(*quad) for quad in zip(*pts)]
     rise = np.zeros(len(sign))
     up = (sign > 0).nonzero()[0]
     if len(up):

@@ -57,6 +57,10 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validation
+from .convex_mesh import convex_mesh_hull
+from .predicates import (LONG, LONG_FILTER, LONG_NORMAL_SIN, NEXT_VERTEX, PREV_VERTEX, UNDECIDED,
+                         integers, orient, orient_float, orient_integers, orient_signs,
+                         point_integers)
 
 # --- tolerances ----------------------------------------------------------------------------------
 # Distance (relative to the cloud's extent) within which points count as one point, on one line or
@@ -78,10 +82,6 @@ PREDICATE_FILTER_REL = 2.5e-11
 # product's direction error (~4e-16 / sine) could exceed ~4e-13: the normal is then computed
 # exactly from the coordinates and rounded once.
 EXACT_NORMAL_SIN = 1e-3
-# Relative rounding bound of a 3x3 orientation determinant evaluated in floats from coordinate
-# differences: |error| <= ORIENT_ERRBOUND * (the same sum with every term made positive). The
-# standard analysis gives (7 + 56 eps) eps with eps = 2**-53; 8 eps keeps a margin.
-ORIENT_ERRBOUND = 8.0 * 2.0 ** -53
 # Cleanup distances below this (relative to the extent) are rounding: such vertices lie on the
 # hull of their neighbours, and removing any number of them at once cannot add up to tolerance.
 ROUNDING_DIST_REL = 1e-13
@@ -143,10 +143,6 @@ def _rotation(ax: float, ay: float, az: float) -> np.ndarray:
 _TILT = _rotation(0.0123, 0.0321, 0.0231)
 _DIRS = _DIRS @ _TILT.T
 _AXES = _TILT  # rows: the tilted x, y, z axes that pick the initial extreme pair
-# The second vertex of edge k of a triangle (a->b, b->c, c->a), and the third; also the
-# index patterns of a cross product, (u x v)[i] = u[NEXT[i]] v[PREV[i]] - u[PREV[i]] v[NEXT[i]].
-_NEXT_VERTEX = np.array((1, 2, 0))
-_PREV_VERTEX = np.array((2, 0, 1))
 
 
 class HullData(NamedTuple):
@@ -216,7 +212,6 @@ def convex_hull(points, faces=None) -> HullData:
     exact = False
     given = None
     if tris is not None:
-        from .convex_mesh import convex_mesh_hull  # (it builds on this module's predicates)
         given, _ = convex_mesh_hull(q, tris)
     for _ in range(CLEANUP_PASS_CAP):
         if given is not None:
@@ -396,119 +391,9 @@ def _monotone_chain(pts: list, tol: float) -> list:
     return ring
 
 
-# --- exact predicates ----------------------------------------------------------------------------
-
-def _integers(coords: tuple) -> list:
-    """The floats ``coords`` as integers on one common power-of-two scale (exactly)."""
-    ratios = [t.as_integer_ratio() for t in coords]  # denominators are powers of two
-    bits = max(d.bit_length() for _, d in ratios)
-    return [n << (bits - d.bit_length()) for n, d in ratios]
-
-
-def _point_integers(p: tuple) -> tuple:
-    """``(x, y, z, bits)``: the point's coordinates exactly, as integers times ``2**-bits``."""
-    (xn, xd), (yn, yd), (zn, zd) = (t.as_integer_ratio() for t in p)
-    bits = max(xd.bit_length(), yd.bit_length(), zd.bit_length())
-    return (xn << (bits - xd.bit_length()), yn << (bits - yd.bit_length()),
-            zn << (bits - zd.bit_length()), bits)
-
-
-# What the float filters answer when they cannot tell an orientation's sign.
-_UNDECIDED = 2
-
-
-def _orient_float(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
-    """Sign of ``((b - a) x (c - a)) . (p - a)`` when the float determinant exceeds its rounding
-    bound, 0 when the four points share a coordinate (an axis-aligned plane: the flat faces of
-    boxes and cylinder caps), else ``_UNDECIDED``."""
-    ax, ay, az = a
-    ux, uy, uz = b[0] - ax, b[1] - ay, b[2] - az
-    vx, vy, vz = c[0] - ax, c[1] - ay, c[2] - az
-    wx, wy, wz = p[0] - ax, p[1] - ay, p[2] - az
-    det = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx)
-    permanent = (abs(wx) * (abs(uy * vz) + abs(uz * vy)) + abs(wy) * (abs(uz * vx) + abs(ux * vz))
-                 + abs(wz) * (abs(ux * vy) + abs(uy * vx)))
-    if abs(det) > ORIENT_ERRBOUND * permanent:
-        return 1 if det > 0.0 else -1
-    # (a float difference is zero exactly when the coordinates are equal)
-    if (ux == vx == wx == 0.0) or (uy == vy == wy == 0.0) or (uz == vz == wz == 0.0):
-        return 0
-    return _UNDECIDED
-
-
-def _orient_integers(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
-    """``_orient`` in integers, from ``_point_integers`` of the four points."""
-    bits = max(a[3], b[3], c[3], p[3])
-    ax, ay, az = (t << (bits - a[3]) for t in a[:3])
-    bx, by, bz = (t << (bits - b[3]) for t in b[:3])
-    cx, cy, cz = (t << (bits - c[3]) for t in c[:3])
-    px, py, pz = (t << (bits - p[3]) for t in p[:3])
-    ux, uy, uz = bx - ax, by - ay, bz - az
-    vx, vy, vz = cx - ax, cy - ay, cz - az
-    wx, wy, wz = px - ax, py - ay, pz - az
-    det = wx * (uy * vz - uz * vy) + wy * (uz * vx - ux * vz) + wz * (ux * vy - uy * vx)
-    return (det > 0) - (det < 0)
-
-
-def _orient(a: tuple, b: tuple, c: tuple, p: tuple) -> int:
-    """Sign of ``((b - a) x (c - a)) . (p - a)``, exactly: +1 when p is above the face (a, b, c).
-
-    The float determinant decides when it exceeds its rounding bound, else integers do.
-    """
-    sign = _orient_float(a, b, c, p)
-    if sign != _UNDECIDED:
-        return sign
-    return _orient_integers(_point_integers(a), _point_integers(b), _point_integers(c),
-                            _point_integers(p))
-
-
-# Extended precision decides, many at once, nearly all the orientations doubles cannot: with
-# x87's 11 more bits only determinants below ~2**-61 of their permanent are left to integers
-# (four coplanar points rounded to doubles sit at ~2**-53: the quads of a UV sphere). Used only
-# where numpy's long double is an IEEE-style format wider than a double (x87 80-bit on x86
-# Linux and macOS, or binary128), whose rounding the error bound below assumes; elsewhere (MSVC
-# and Apple arm64 builds, where it is a double; PowerPC's double-double) integers decide.
-_LONG = np.longdouble
-_LONG_FILTER = np.finfo(_LONG).nmant in (63, 112)
-# ORIENT_ERRBOUND in that precision: 8 units of roundoff (half its machine epsilon each).
-ORIENT_ERRBOUND_LONG = 4.0 * float(np.finfo(_LONG).eps)
-# EXACT_NORMAL_SIN in that precision: down to this sine an x87 cross product's direction error
-# (~8 x 2**-64 / sine, ~4e-14) stays well inside the ~4e-13 PREDICATE_FILTER_REL allows for;
-# thinner slivers still get exact normals.
-LONG_NORMAL_SIN = 1e-5
-
-
-def _orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
-    """``_orient`` of many quadruples of point indices (0 for points sharing a coordinate, as
-    ``_orient_float``), ``_UNDECIDED`` where extended precision cannot tell (everywhere else if
-    the platform's long double is no wider than a double)."""
-    # One coordinate at a time (1-D gathers and products: about half the time of (k, 3) rows).
-    xa, xb, xc, xp = (q[i, 0] for i in (a, b, c, p))
-    ya, yb, yc, yp = (q[i, 1] for i in (a, b, c, p))
-    za, zb, zc, zp = (q[i, 2] for i in (a, b, c, p))
-    flat = (((xb == xa) & (xc == xa) & (xp == xa)) | ((yb == ya) & (yc == ya) & (yp == ya))
-            | ((zb == za) & (zc == za) & (zp == za)))
-    if not _LONG_FILTER:
-        return np.where(flat, 0, _UNDECIDED)
-    xa, ya, za = xa.astype(_LONG), ya.astype(_LONG), za.astype(_LONG)
-    # (long double: the differences round less)
-    ux, uy, uz = xb - xa, yb - ya, zb - za
-    vx, vy, vz = xc - xa, yc - ya, zc - za
-    wx, wy, wz = xp - xa, yp - ya, zp - za
-    # u x v term by term, for the determinant and its permanent (the rounding bound)
-    p0, m0 = uy * vz, uz * vy
-    p1, m1 = uz * vx, ux * vz
-    p2, m2 = ux * vy, uy * vx
-    det = wx * (p0 - m0) + wy * (p1 - m1) + wz * (p2 - m2)
-    permanent = (abs(wx) * (abs(p0) + abs(m0)) + abs(wy) * (abs(p1) + abs(m1))
-                 + abs(wz) * (abs(p2) + abs(m2)))
-    sure = abs(det) > ORIENT_ERRBOUND_LONG * permanent
-    return np.where(sure, np.sign(det).astype(np.intp), np.where(flat, 0, _UNDECIDED))
-
-
 def _exact_unit_normal(a: tuple, b: tuple, c: tuple) -> tuple:
     """``(b - a) x (c - a)`` computed exactly and rounded once to a unit vector (None if zero)."""
-    ax, ay, az, bx, by, bz, cx, cy, cz = _integers((*a, *b, *c))
+    ax, ay, az, bx, by, bz, cx, cy, cz = integers((*a, *b, *c))
     ux, uy, uz = bx - ax, by - ay, bz - az
     vx, vy, vz = cx - ax, cy - ay, cz - az
     n = (uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx)
@@ -593,16 +478,16 @@ class _Builder:
         return t
 
     def orient(self, a: int, b: int, c: int, p: int) -> int:
-        """``_orient`` of four points by index (their exact integers are computed once)."""
+        """``orient`` of four points by index (their exact integers are computed once)."""
         point = self.point
-        sign = _orient_float(point(a), point(b), point(c), point(p))
-        if sign != _UNDECIDED:
+        sign = orient_float(point(a), point(b), point(c), point(p))
+        if sign != UNDECIDED:
             return sign
         ints = self.ints
         for i in (a, b, c, p):
             if i not in ints:
-                ints[i] = _point_integers(point(i))
-        return _orient_integers(ints[a], ints[b], ints[c], ints[p])
+                ints[i] = point_integers(point(i))
+        return orient_integers(ints[a], ints[b], ints[c], ints[p])
 
     def above(self, f: int, i: int) -> bool:
         """Is point ``i`` strictly above the plane of face ``f``? The exact decision, for points
@@ -633,7 +518,7 @@ class _Builder:
         """The initial simplex (i3 is off the plane of the others by more than the tolerance)."""
         pts = [self.point(i) for i in (i0, i1, i2, i3)]
         tris = [(i0, i1, i2), (i0, i3, i1), (i1, i3, i2), (i2, i3, i0)]
-        if _orient(*pts) > 0:  # i3 above (i0, i1, i2): every triangle is inside out
+        if orient(*pts) > 0:  # i3 above (i0, i1, i2): every triangle is inside out
             tris = [(a, c, b) for a, b, c in tris]
         faces = [self.add_face(a, b, c) for a, b, c in tris]
         edge_face = {}
@@ -1094,9 +979,9 @@ class _Batch:
         if todo:
             rows = np.array(todo, dtype=np.intp)
             tri = self.fv[faces[rows]]
-            signs = _orient_signs(self.q, tri[:, 0], tri[:, 1], tri[:, 2], pts[rows])
+            signs = orient_signs(self.q, tri[:, 0], tri[:, 1], tri[:, 2], pts[rows])
             for r, (a, b, c), sign in zip(todo, tri.tolist(), signs.tolist()):
-                if sign == _UNDECIDED:
+                if sign == UNDECIDED:
                     sign = self.orient(a, b, c, keys[r][1])
                 known[r] = verdicts[keys[r]] = sign > 0
         return np.array(known, dtype=bool)
@@ -1121,13 +1006,13 @@ class _Batch:
         other = owned[h]
         owned[faces] = -1
         he, g = owner[rows], faces[rows]
-        a, b = fv[g, ks], fv[g, _NEXT_VERTEX[ks]]
+        a, b = fv[g, ks], fv[g, NEXT_VERTEX[ks]]
         # The cone face over horizon edge a->b keeps its orientation, apex at the eye. Its
         # normal is (a - eye) x (b - eye), the same as (b - a) x (eye - a).
         apex = eyes[he]
         pe = q[apex]
         u, v = q[a] - pe, q[b] - pe
-        nrm = u[:, _NEXT_VERTEX] * v[:, _PREV_VERTEX] - u[:, _PREV_VERTEX] * v[:, _NEXT_VERTEX]
+        nrm = u[:, NEXT_VERTEX] * v[:, PREV_VERTEX] - u[:, PREV_VERTEX] * v[:, NEXT_VERTEX]
         area2 = np.sqrt(np.einsum("ij,ij->i", nrm, nrm))
         sliver = area2 < EXACT_NORMAL_SIN * np.sqrt(np.einsum("ij,ij->i", u, u)
                                                     * np.einsum("ij,ij->i", v, v))
@@ -1137,11 +1022,11 @@ class _Batch:
             # all slivers), integers for the rest.
             rows = sliver.nonzero()[0]
             area2[rows] = 1.0
-            if _LONG_FILTER:
-                pl = pe[rows].astype(_LONG)
+            if LONG_FILTER:
+                pl = pe[rows].astype(LONG)
                 ul, vl = q[a[rows]] - pl, q[b[rows]] - pl
-                nl = ul[:, _NEXT_VERTEX] * vl[:, _PREV_VERTEX] \
-                    - ul[:, _PREV_VERTEX] * vl[:, _NEXT_VERTEX]
+                nl = ul[:, NEXT_VERTEX] * vl[:, PREV_VERTEX] \
+                    - ul[:, PREV_VERTEX] * vl[:, NEXT_VERTEX]
                 length = np.sqrt((nl * nl).sum(axis=1))
                 good = length >= LONG_NORMAL_SIN * np.sqrt((ul * ul).sum(axis=1)
                                                            * (vl * vl).sum(axis=1))
@@ -1161,9 +1046,9 @@ class _Batch:
             unsure = (abs(dist) <= self.filt).nonzero()[0]
             if len(unsure):
                 s = shared[unsure]
-                signs = _orient_signs(q, a[s], b[s], apex[s], rival[unsure])
+                signs = orient_signs(q, a[s], b[s], apex[s], rival[unsure])
                 for r, sign in zip(unsure.tolist(), signs.tolist()):
-                    if sign == _UNDECIDED:
+                    if sign == UNDECIDED:
                         sr = shared[r]
                         sign = self.orient(int(a[sr]), int(b[sr]), int(apex[sr]), int(rival[r]))
                     concave[r] = sign > 0
@@ -1342,7 +1227,7 @@ def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, normals: n
     local = _renumbered(corners, faces)
     m = len(corners)
     src = local.ravel()
-    dst = local[:, _NEXT_VERTEX].ravel()  # directed edges a->b, b->c, c->a
+    dst = local[:, NEXT_VERTEX].ravel()  # directed edges a->b, b->c, c->a
     # (one coordinate at a time: 1-D gathers and products)
     cx, cy, cz = (np.bincount(src, weights=c.repeat(3), minlength=m) for c in normals.T)
     length = np.maximum(np.sqrt(cx * cx + cy * cy + cz * cz), np.finfo(float).tiny)
@@ -1359,7 +1244,7 @@ def _removable(q: np.ndarray, corners: np.ndarray, faces: np.ndarray, normals: n
         return removable
     # the link edge of each corner of each face is the face's opposite edge
     link_a = dst
-    link_b = local[:, _PREV_VERTEX].ravel()
+    link_b = local[:, PREV_VERTEX].ravel()
     order = np.argsort(src, kind="stable")
     bounds = np.searchsorted(src[order], np.arange(m + 1))
     near = []
@@ -1431,7 +1316,7 @@ def _package(p: np.ndarray, hull, tol: float) -> HullData:
     if dim == 3:
         faces = _renumbered(corners, extra)
         src = faces.ravel()
-        dst = faces[:, _NEXT_VERTEX].ravel()
+        dst = faces[:, NEXT_VERTEX].ravel()
         # each vertex's neighbours (the heads of its out-edges), in increasing order
         # (Timsort: the keys are distinct, and triangles that share a vertex tend to come
         # together, which leaves runs it merges: half the time of the default sort on a mesh.)
