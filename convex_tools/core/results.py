@@ -37,6 +37,9 @@ class DistanceResult:
 
     ``part_a``/``part_b``: on a ``Compound`` or ``TriangleMesh``, the index of the part (of A, of
     B) that realised the result; None on a convex shape.
+
+    ``method``: "batch" when the batched engine (``batch``) answered, "single" when it handed
+    the pair to the single query; empty from a single query called directly.
     """
 
     distance: float
@@ -48,6 +51,7 @@ class DistanceResult:
     status: Status = Status.CONVERGED
     part_a: int | None = None
     part_b: int | None = None
+    method: str = ""
 
     @property
     def normal(self) -> np.ndarray:

@@ -1,0 +1,527 @@
+"""Batched narrow phase: GJK distance for many pairs at once, in numpy arrays.
+
+A single query in CPython costs microseconds of interpreter work per support call; a level has
+thousands of candidate pairs. Here every pair advances one GJK iteration per pass, each step an
+array operation over all pairs still running, so the interpreter's cost is paid per iteration,
+not per pair. The algorithm is ``gjk.run`` (seed 000 §3), step for step:
+
+- the support point w of A − B along −v, from ``placement.PoseTable.support`` (each shape family
+  vectorised; rounded shapes on their cores, the margins added at the end, seed 001 §2.3.4);
+- the same stopping tests: the duality gap |v|² − v·w against ``REL_TOLERANCE`` · |v|² and
+  against ``SIZE_TOLERANCE`` · |v| · (the CSO's size), a repeated support point, the origin
+  inside the simplex (``CONTAINMENT_TOLERANCE``), and ``MAX_ITERATIONS``;
+- the simplex's point nearest the origin by the sub-algorithm of ``simplex`` (segment, triangle
+  and tetrahedron with the same degeneracy thresholds), each case run on all pairs whose
+  simplex has that many points, always solved from the point nearest the origin (what
+  ``simplex.from_nearest`` does when cancellation threatens).
+
+A pair the batch cannot decide — a stall of the descent, the iteration cap, a repeated support
+point without a separating axis (touching), or a shape it has no family for (``placement``:
+sums, hulls of two shapes, user shapes, concave shapes) — is marked ``FALLBACK``; callers answer
+it with the single query (``distances`` does, and says so in the result's ``method``).
+
+``screen(table, pairs, need)`` is the level check's use: it runs only until each pair is
+*certified* clear (GJK's lower bound v·w/|v| minus the margins reaches the pair's required
+clearance, plus a slack above rounding) or until it has its distance; pairs not certified clear
+go to the exact single queries, so findings are exactly what the single queries report. It
+also says which pairs certainly overlap (the origin deep inside GJK's final tetrahedron): those
+need only their penetration depth, not a distance first.
+
+Layering (docs/ARCHITECTURE.md): uses ``placement``, ``gjk``'s tolerances and ``simplex``'s
+thresholds, ``results``; ``broadphase.query_all`` and ``level`` use it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import gjk, simplex
+from .placement import OTHER, PoseTable
+from .results import DistanceResult, Status
+
+MAX_ITERATIONS = gjk.MAX_ITERATIONS
+REL_TOLERANCE = gjk.REL_TOLERANCE
+SIZE_TOLERANCE = gjk.SIZE_TOLERANCE
+CONTAINMENT_TOLERANCE = gjk.CONTAINMENT_TOLERANCE
+STALL_GAP = gjk.STALL_GAP
+STALL_RETRIES = gjk.STALL_RETRIES
+FLAT_TRIANGLE_SIN2 = simplex.FLAT_TRIANGLE_SIN2
+FLAT_TETRAHEDRON_RATIO = simplex.FLAT_TETRAHEDRON_RATIO
+INSIDE_RESIDUAL = simplex.INSIDE_RESIDUAL
+
+# ``screen`` certifies a pair clear only when its lower bound exceeds the required clearance
+# by this fraction of the size of A − B and of the coordinates: far above the rounding of v·w
+# (~1e-16 of them) and above the single query's own tolerance (1e-10 of the size), so that a
+# pair certified clear is one the single query would find clear too.
+CLEAR_SLACK = 1e-8
+
+# Pairs per pass: bounds the state arrays (about 400 bytes a pair) and keeps each array
+# operation long enough that numpy's per-call overhead is small against it.
+CHUNK_PAIRS = 16_384
+
+# Status codes of the state arrays (``STATUS_OF`` gives the ``Status``).
+RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = range(7)
+STATUS_OF = {CONVERGED: Status.CONVERGED, REPEATED: Status.REPEATED_SUPPORT,
+             INTERSECTING: Status.INTERSECTING, TOUCHING: Status.TOUCHING,
+             CLEAR: Status.SEPARATED}
+
+
+class BatchDistances:
+    """Distances of pairs (arrays, one row per pair): ``distance``, ``point_a`` (K, 3),
+    ``point_b`` (K, 3), ``intersecting``, ``code`` (the state code: CONVERGED, REPEATED,
+    INTERSECTING, TOUCHING, CLEAR or FALLBACK), ``support_calls``, ``lower`` (a lower bound
+    on the distance) and ``deep`` (the shapes are certified to overlap by more than
+    ``CLEAR_SLACK`` of their size: an overlap no single query could call apart). Rows with code
+    FALLBACK hold no answer; rows with code CLEAR (only from ``screen``) hold a lower bound,
+    not the distance."""
+
+    def __init__(self, k):
+        self.distance = np.full(k, np.nan)
+        self.point_a = np.full((k, 3), np.nan)
+        self.point_b = np.full((k, 3), np.nan)
+        self.intersecting = np.zeros(k, dtype=bool)
+        self.code = np.full(k, FALLBACK, dtype=np.int8)
+        self.support_calls = np.zeros(k, dtype=np.int64)
+        self.lower = np.full(k, -np.inf)
+        self.deep = np.zeros(k, dtype=bool)
+
+    @property
+    def fallback(self) -> np.ndarray:
+        return self.code == FALLBACK
+
+
+def run(table: PoseTable, ia, ib, need=None) -> BatchDistances:
+    """GJK on every pair (``ia[k]``, ``ib[k]``) of ``table``'s objects.
+
+    ``need`` (K,), optional: stop a pair as CLEAR once its distance is certified to be at least
+    ``need`` (see ``CLEAR_SLACK``); without it every pair runs to its distance.
+    """
+    ia = np.asarray(ia, dtype=np.int64)
+    ib = np.asarray(ib, dtype=np.int64)
+    out = BatchDistances(len(ia))
+    for start in range(0, len(ia), CHUNK_PAIRS):
+        stop = min(start + CHUNK_PAIRS, len(ia))
+        chunk_need = None if need is None else np.asarray(need, dtype=float)[start:stop]
+        _run_chunk(table, ia[start:stop], ib[start:stop], chunk_need, out, start)
+    return out
+
+
+def screen(table: PoseTable, pairs, need) -> tuple:
+    """(clear, deep) for the rows of ``pairs`` (P, 2): which are certified at least ``need``
+    (P,) apart, and which are certified to overlap (``BatchDistances.deep``)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    res = run(table, pairs[:, 0], pairs[:, 1], need=need)
+    return res.code == CLEAR, res.deep
+
+
+def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
+    """``DistanceResult`` of each pair (i, j) of ``pairs`` (the shapes in that order), batched;
+    the pairs the batch cannot decide are answered by ``single(a, b)``, the single query
+    (``queries.distance``, which sits above this module): their ``method`` says "single", the
+    others' "batch"."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    table = PoseTable.from_shapes(shapes) if table is None else table
+    res = run(table, pairs[:, 0], pairs[:, 1])
+    out = []
+    status_of = STATUS_OF
+    for k, (i, j) in enumerate(pairs.tolist()):
+        code = int(res.code[k])
+        if code == FALLBACK:
+            r = single(shapes[i], shapes[j])
+            r.method = "single"
+        else:
+            r = DistanceResult(float(res.distance[k]), res.point_a[k].copy(),
+                               res.point_b[k].copy(), bool(res.intersecting[k]),
+                               int(res.support_calls[k]), int(res.support_calls[k]),
+                               status_of[code], method="batch")
+        out.append(r)
+    return out
+
+
+# --- the GJK loop ----------------------------------------------------------------------------
+def _run_chunk(table, ia, ib, need, out, offset):
+    k = len(ia)
+    if k == 0:
+        return
+    row = np.arange(k)
+    batchable = (table.family[ia] != OTHER) & (table.family[ib] != OTHER)
+    pa_all, pb_all = table.params[:, ia], table.params[:, ib]
+    ma_all, mb_all = table.margin[ia], table.margin[ib]
+    # First direction: centre(A) − centre(B) of the cores (``gjk._initial_axis``), scaled to a
+    # largest component of 1; (1, 0, 0) if zero.
+    axis = table.centre[:, ia] - table.centre[:, ib]
+    big = np.abs(axis).max(axis=0)
+    good = (big > 0.0) & np.isfinite(big)
+    axis = np.where(good, axis / np.where(good, big, 1.0), np.array([[1.0], [0.0], [0.0]]))
+
+    # The state of the pairs still running, compacted as pairs finish. ``idx`` maps a state
+    # row to its row of this chunk.
+    idx = row[batchable]
+    st = _State(len(idx))
+    st.v = axis[:, idx]
+    st.ia, st.ib = ia[idx], ib[idx]
+    st.pa, st.pb = pa_all[:, idx], pb_all[:, idx]
+    st.margins = ma_all[idx] + mb_all[idx]
+    st.need = None if need is None else need[idx]
+    results = _Results(k)
+
+    while len(idx):
+        done = _iterate(table, st)
+        finished = done != RUNNING
+        if finished.any():
+            rows = np.flatnonzero(finished)
+            results.store(idx[rows], st, rows, done[rows])
+            keep = ~finished
+            idx = idx[keep]
+            st.compact(keep)
+
+    _finish(results, ma_all, mb_all, table.extent[ia], table.extent[ib], out, offset)
+
+
+class _State:
+    """GJK's state for the pairs still running, struct-of-arrays (the last axis is the pair)."""
+
+    def __init__(self, k):
+        self.W = np.zeros((4, 3, k))       # simplex points of A − B
+        self.A = np.zeros((4, 3, k))       # ... and the support points of A and B behind them
+        self.B = np.zeros((4, 3, k))
+        self.lam = np.zeros((4, k))        # barycentric weights of v
+        self.n = np.zeros(k, dtype=np.int64)
+        self.v = np.zeros((3, k))
+        self.vv = np.full(k, np.inf)
+        self.lower = np.zeros(k)
+        self.max_w2 = np.zeros(k)
+        self.reach = np.zeros(k)           # largest |coordinate| of a support point seen
+        self.calls = np.zeros(k, dtype=np.int64)
+        self.stalls = np.zeros(k, dtype=np.int64)
+        self.ia = self.ib = self.pa = self.pb = self.margins = self.need = None
+
+    def compact(self, keep):
+        for name in ("W", "A", "B", "lam", "v", "pa", "pb"):
+            setattr(self, name, getattr(self, name)[..., keep])
+        for name in ("n", "vv", "lower", "max_w2", "reach", "calls", "stalls", "ia", "ib",
+                     "margins"):
+            setattr(self, name, getattr(self, name)[keep])
+        if self.need is not None:
+            self.need = self.need[keep]
+
+
+def _iterate(table, st):
+    """One GJK iteration on every running pair; the state code of each afterwards."""
+    k = len(st.n)
+    code = np.full(k, RUNNING, dtype=np.int8)
+    v = st.v
+    a = table.support(st.ia, -v, params=st.pa)
+    b = table.support(st.ib, v, params=st.pb)
+    w = a - b
+    vw = v[0] * w[0] + v[1] * w[1] + v[2] * w[2]
+    w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    np.maximum(st.max_w2, w2, out=st.max_w2)
+    np.maximum(st.reach, np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0)),
+               out=st.reach)
+    later = st.calls > 0
+    st.calls += 1
+    if not np.isfinite(w2).all():
+        code[~np.isfinite(w2)] = FALLBACK
+
+    vv = st.vv
+    with np.errstate(invalid="ignore", divide="ignore"):
+        norm_v = np.sqrt(vv)
+        better = later & (vw > st.lower * norm_v)
+        st.lower = np.where(better, vw / np.where(better, norm_v, 1.0), st.lower)
+        gap = vv - vw
+        converged = later & ((gap <= REL_TOLERANCE * vv)
+                             | (gap <= SIZE_TOLERANCE * np.sqrt(st.max_w2) * norm_v))
+    if st.need is not None:
+        slack = CLEAR_SLACK * (np.sqrt(st.max_w2) + st.reach)
+        clear = later & (st.lower - st.margins >= st.need + slack)
+        code[(code == RUNNING) & clear] = CLEAR
+    code[(code == RUNNING) & converged] = CONVERGED
+    # A repeated support point: no progress possible. Apart if v separates (v·w > 0);
+    # otherwise the pair touches or nearly so, which the single query decides.
+    slots = np.arange(4)[:, None] < st.n[None, :]
+    repeated = later & ((st.W == w[None]).all(axis=1) & slots).any(axis=0)
+    code[(code == RUNNING) & repeated] = np.where(st.lower[(code == RUNNING) & repeated] > 0.0,
+                                                  REPEATED, FALLBACK)
+
+    running = np.flatnonzero(code == RUNNING)
+    if not len(running):
+        return code
+    # Add w to the simplex of the running pairs, then solve it by its size.
+    n = st.n[running]
+    st.W[n, :, running] = w[:, running].T
+    st.A[n, :, running] = a[:, running].T
+    st.B[n, :, running] = b[:, running].T
+    st.n[running] = n + 1
+    new_v = np.empty((3, len(running)))
+    for size in (1, 2, 3, 4):
+        sel = np.flatnonzero(st.n[running] == size)
+        if len(sel):
+            rows = running[sel]
+            new_v[:, sel] = _solve(st, rows, size)
+    new_vv = new_v[0] * new_v[0] + new_v[1] * new_v[1] + new_v[2] * new_v[2]
+    _keep_support_set(st, running)
+
+    size = st.n[running]
+    inside = (size == 4) | (new_vv <= CONTAINMENT_TOLERANCE * st.max_w2[running])
+    code[running[inside]] = np.where((size[inside] == 4) | (new_vv[inside] == 0.0),
+                                     INTERSECTING, TOUCHING)
+    old_vv = vv[running]
+    stalled = ~inside & (new_vv >= old_vv)
+    if stalled.any():
+        # As ``gjk.run``: with a large duality gap go on a few times; otherwise the descent has
+        # reached its rounding floor, and the single query ends it on its best state.
+        retry = stalled & (old_vv - vw[running] > STALL_GAP * old_vv) \
+            & (st.stalls[running] < STALL_RETRIES)
+        st.stalls[running[retry]] += 1
+        code[running[stalled & ~retry]] = FALLBACK
+    st.v[:, running] = new_v
+    st.vv[running] = new_vv
+    cap = (code == RUNNING) & (st.calls >= MAX_ITERATIONS)
+    code[cap] = FALLBACK
+    return code
+
+
+def _solve(st, rows, size):
+    """Nearest point to the origin of the ``size``-point simplices of state ``rows``: sets
+    their weights (in slot order, after putting the point nearest the origin first) and
+    returns v (3, m)."""
+    if size == 1:
+        st.lam[:, rows] = 0.0
+        st.lam[0, rows] = 1.0
+        return st.W[0, :, rows].T
+    W = st.W[:size, :, rows]                                  # (size, 3, m)
+    d2 = (W * W).sum(axis=1)
+    first = d2.argmin(axis=0)
+    swap = np.flatnonzero(first != 0)
+    if len(swap):
+        # Solve from the point nearest the origin (``simplex.from_nearest``): the answer is that
+        # point plus weighted edges, so it does not cancel against a farther point.
+        r = rows[swap]
+        f = first[swap]
+        for arr in (st.W, st.A, st.B):
+            p0 = arr[0, :, r].copy()
+            arr[0, :, r] = arr[f, :, r]
+            arr[f, :, r] = p0
+        W = st.W[:size, :, rows]
+    p = [W[i] for i in range(size)]
+    if size == 2:
+        v, lam = _segment(p[0], p[1])
+    elif size == 3:
+        v, lam = _triangle(p[0], p[1], p[2])
+    else:
+        v, lam = _tetrahedron(p[0], p[1], p[2], p[3])
+    st.lam[:, rows] = 0.0
+    st.lam[:size, rows] = lam
+    return v
+
+
+def _keep_support_set(st, rows):
+    """Drop the simplex points of ``rows`` whose weight is zero, keeping the others' order."""
+    used = (st.lam[:, rows] > 0.0) & (np.arange(4)[:, None] < st.n[rows][None, :])
+    count = used.sum(axis=0)
+    changed = np.flatnonzero(count != st.n[rows])
+    if not len(changed):
+        return
+    r = rows[changed]
+    used = used[:, changed]
+    target = np.cumsum(used, axis=0) - 1          # where each kept slot goes
+    old = [arr[:, :, r] for arr in (st.W, st.A, st.B)]
+    old_lam = st.lam[:, r]
+    st.lam[:, r] = 0.0
+    for j in range(1, 4):                          # slot 0 kept stays in place
+        move = used[j] & (target[j] != j)
+        if not move.any():
+            continue
+        rr, dest = r[move], target[j][move]
+        for arr, before in zip((st.W, st.A, st.B), old):
+            arr[dest, :, rr] = before[j][:, move].T
+    for j in range(4):
+        keep = used[j]
+        st.lam[target[j][keep], r[keep]] = old_lam[j, keep]
+    st.n[r] = count[changed]
+
+
+# --- the sub-algorithm, vectorised (``simplex``'s cases on arrays (3, m)) --------------------
+def _dot(p, q):
+    return p[0] * q[0] + p[1] * q[1] + p[2] * q[2]
+
+
+def _cross(p, q):
+    return np.stack((p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2],
+                     p[0] * q[1] - p[1] * q[0]))
+
+
+def _segment(p, q):
+    """Nearest point of segments pq to the origin: v (3, m), weights (2, m)."""
+    t = q - p
+    tt = _dot(t, t)
+    pt = _dot(p, t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.where((pt >= 0.0) | (tt == 0.0), 0.0,
+                     np.where(-pt >= tt, 1.0, -pt / np.where(tt == 0.0, 1.0, tt)))
+    v = np.where(u == 1.0, q, p + u * t)
+    return v, np.stack((1.0 - u, u))
+
+
+def _triangle(p0, p1, p2):
+    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m)."""
+    e1, e2 = p1 - p0, p2 - p0
+    n = _cross(e1, e2)
+    nn = _dot(n, n)
+    flat = nn <= FLAT_TRIANGLE_SIN2 * _dot(e1, e1) * _dot(e2, e2)
+    safe = np.where(flat, 1.0, nn)
+    l1 = -_dot(n, _cross(p0, e2)) / safe
+    l2 = -_dot(n, _cross(e1, p0)) / safe
+    l0 = 1.0 - l1 - l2
+    inside = ~flat & (l0 >= 0.0) & (l1 >= 0.0) & (l2 >= 0.0)
+    v = p0 + l1 * e1 + l2 * e2
+    lam = np.stack((l0, l1, l2))
+    out = np.flatnonzero(~inside)
+    if len(out):
+        # The origin projects outside (or the triangle is flat): the nearest of its three
+        # edges, all solved in one call on the edges stacked side by side.
+        m = len(out)
+        a, b, c = p0[:, out], p1[:, out], p2[:, out]
+        ev, (wi, wj) = _segment(np.concatenate((a, b, a), axis=1),
+                                np.concatenate((b, c, c), axis=1))
+        d = _dot(ev, ev).reshape(3, m)
+        best = d.argmin(axis=0)                  # 0: edge p0 p1, 1: p1 p2, 2: p0 p2
+        pick = best * m + np.arange(m)
+        v[:, out] = ev[:, pick]
+        wi, wj = wi[pick], wj[pick]
+        zero = np.zeros(m)
+        lam[:, out] = np.stack((np.where(best == 0, wi, np.where(best == 2, wi, zero)),
+                                np.where(best == 0, wj, np.where(best == 1, wi, zero)),
+                                np.where(best == 1, wj, np.where(best == 2, wj, zero))))
+    return v, lam
+
+
+_FACES = ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2))   # face i is opposite vertex i
+
+
+def _tetrahedron(p0, p1, p2, p3):
+    """Nearest point of tetrahedra to the origin: v (3, m), weights (4, m); v = 0 and all
+    weights positive when the origin is inside."""
+    e1, e2, e3 = p1 - p0, p2 - p0, p3 - p0
+    c1 = _cross(e2, e3)
+    vol = _dot(e1, c1)
+    scale2 = _dot(e1, e1) * _dot(e2, e2) * _dot(e3, e3)
+    flat = vol * vol <= FLAT_TETRAHEDRON_RATIO * FLAT_TETRAHEDRON_RATIO * scale2
+    safe = np.where(flat, 1.0, vol)
+    l1 = -_dot(p0, c1) / safe
+    l2 = -_dot(p0, _cross(e3, e1)) / safe
+    l3 = -_dot(p0, _cross(e1, e2)) / safe
+    l0 = 1.0 - l1 - l2 - l3
+    inside = ~flat & (l0 >= 0.0) & (l1 >= 0.0) & (l2 >= 0.0) & (l3 >= 0.0)
+    # The weights must put the origin where they say (``simplex._tetrahedron``).
+    r = l1 * e1 + l2 * e2 + l3 * e3 + p0
+    longest = np.maximum(np.maximum(_dot(e1, e1), _dot(e2, e2)), _dot(e3, e3))
+    inside &= _dot(r, r) <= INSIDE_RESIDUAL * INSIDE_RESIDUAL * longest
+    v = np.zeros((3, len(l0)))
+    lam = np.stack((l0, l1, l2, l3))
+    out = np.flatnonzero(~inside)
+    if len(out):
+        # The nearest point of the four faces (stacked side by side, one call): the boundary
+        # point nearest the origin, which is the answer when the origin is outside.
+        m = len(out)
+        pts = (p0[:, out], p1[:, out], p2[:, out], p3[:, out])
+        fv, flam = _triangle(*(np.concatenate([pts[f[c]] for f in _FACES], axis=1)
+                               for c in range(3)))
+        best = _dot(fv, fv).reshape(4, m).argmin(axis=0)
+        pick = best * m + np.arange(m)
+        v[:, out] = fv[:, pick]
+        flam = flam[:, pick]
+        # Face i leaves out vertex i: its weights go to the other three in order.
+        full = np.zeros((4, m))
+        for i, face in enumerate(_FACES):
+            sel = best == i
+            for c, vertex in enumerate(face):
+                full[vertex, sel] = flam[c, sel]
+        lam[:, out] = full
+    return v, lam
+
+
+def _inradius_bound(W):
+    """For tetrahedra W (4, 3, m) holding the origin: its least distance to their face planes
+    (0 for a flat one). A − B contains the tetrahedron, so the shapes overlap at least this
+    deep."""
+    m = W.shape[2]
+    best = np.full(m, np.inf)
+    for i, (a, b, c) in enumerate(_FACES):
+        n = _cross(W[b] - W[a], W[c] - W[a])
+        nn = np.sqrt(_dot(n, n))
+        # |n · p_a| / |n|: the origin's distance to the face's plane.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            h = np.where(nn > 0.0, np.abs(_dot(n, W[a])) / np.where(nn > 0.0, nn, 1.0), 0.0)
+        best = np.minimum(best, h)
+    return best
+
+
+# --- answers ---------------------------------------------------------------------------------
+class _Results:
+    """What each finished pair ended with, gathered in chunk rows until ``_finish``."""
+
+    def __init__(self, k):
+        self.code = np.full(k, FALLBACK, dtype=np.int8)
+        self.pa = np.full((3, k), np.nan)
+        self.pb = np.full((3, k), np.nan)
+        self.lower = np.full(k, -np.inf)
+        self.calls = np.zeros(k, dtype=np.int64)
+        self.inside = np.zeros(k)          # how deep the origin is in the final tetrahedron
+        self.slack = np.zeros(k)           # CLEAR_SLACK of the pair's size and coordinates
+
+    def store(self, rows, st, srows, codes):
+        self.code[rows] = codes
+        lam = st.lam[:, srows]
+        self.pa[:, rows] = (st.A[:, :, srows] * lam[:, None, :]).sum(axis=0)
+        self.pb[:, rows] = (st.B[:, :, srows] * lam[:, None, :]).sum(axis=0)
+        self.lower[rows] = st.lower[srows] - st.margins[srows]
+        self.calls[rows] = st.calls[srows]
+        self.slack[rows] = CLEAR_SLACK * (np.sqrt(st.max_w2[srows]) + st.reach[srows])
+        tet = np.flatnonzero((codes == INTERSECTING) & (st.n[srows] == 4))
+        if len(tet):
+            self.inside[rows[tet]] = _inradius_bound(st.W[:, :, srows[tet]])
+
+
+def _finish(res, ma, mb, size_a, size_b, out, offset):
+    """Distances and closest points from the cores' (``gjk.distance``'s last steps)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _write(res, ma, mb, size_a, size_b, out, slice(offset, offset + len(res.code)))
+
+
+def _write(res, ma, mb, size_a, size_b, out, sl):
+    """``_finish`` for the rows ``sl`` of ``out`` (NaN rows of fallbacks pass through)."""
+    code = res.code.copy()
+    pa, pb = res.pa, res.pb
+    margins = ma + mb
+    d_vec = pb - pa
+    d = np.sqrt(_dot(d_vec, d_vec))
+    apart = np.isin(code, (CONVERGED, REPEATED, CLEAR))
+    cores_meet = np.isin(code, (INTERSECTING, TOUCHING))
+    within = apart & (d <= margins)
+    overlap = cores_meet | within
+    # Cores apart but within the margins: the point at ma/(ma+mb) along the core segment is in
+    # both shapes. Cores meeting: the common point is taken on the smaller shape.
+    t = np.where(margins > 0.0, ma / np.where(margins > 0.0, margins, 1.0), 0.0)
+    common = np.where(within, pa + t * d_vec, np.where(size_a <= size_b, pa, pb))
+    unit = d_vec / np.where(d > 0.0, d, 1.0)
+    point_a = np.where(overlap, common, pa + ma * unit)
+    point_b = np.where(overlap, common, pb - mb * unit)
+    # |point_a − point_b| is the distance returned (as the single query makes it).
+    sep = point_b - point_a
+    dist = np.where(overlap, 0.0, np.sqrt(_dot(sep, sep)))
+    code[within & (code != CLEAR)] = INTERSECTING
+    out.code[sl] = code
+    keep = code != FALLBACK
+    out.distance[sl] = np.where(keep, dist, np.nan)
+    out.point_a[sl] = np.where(keep, point_a, np.nan).T
+    out.point_b[sl] = np.where(keep, point_b, np.nan).T
+    out.intersecting[sl] = keep & overlap
+    out.support_calls[sl] = res.calls
+    out.lower[sl] = np.where(overlap, 0.0, res.lower)
+    # Certainly overlapping: the origin deeper than the slack inside a tetrahedron of the
+    # cores' difference (A − B then holds a ball of that radius), or cores apart by less than
+    # their margins minus the slack.
+    out.deep[sl] = ((code == INTERSECTING) & (res.inside + margins > res.slack)
+                    & (res.inside > 0.0)) | (within & (margins - d > res.slack))

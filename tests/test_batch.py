@@ -1,0 +1,266 @@
+"""The batched engine (core.batch) and the posed-shape table under it (core.placement): the same
+answers as the single queries, pair by pair, on every shape kind, degenerate and touching pairs
+included; what it hands back to the single queries; and the level check built on it."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convex_tools.core import (Box, Capsule, Compound, Cone, ConvexHullOf, Cylinder, Disc,
+                               Ellipsoid, Hull, MinkowskiSum, Point, Rectangle, RoundBox,
+                               Segment, Sphere, Transformed, distance, query_all, translated)
+from convex_tools.core import batch
+from convex_tools.core.level import LevelCheck, check_shapes, run_to_end
+from convex_tools.core.placement import (CONE, HULL, OTHER, POLY, ROUND, LazyShapes, Placed,
+                                         PoseTable, world_aabbs)
+from geometry_helpers import random_rotation
+from test_contracts import off_shape
+
+# Distances agree to this fraction of the larger shape's size (or of the distance, if larger).
+AGREEMENT = 1e-9
+
+
+def kinds(rng):
+    flat = rng.normal(size=(12, 3)) * (1.0, 1.0, 0.0)       # a flat hull
+    line = np.outer(rng.normal(size=6), (0.3, -0.2, 0.9))   # a segment given as a hull
+    return [Point(), Segment(0.7), Box((0.3, 0.5, 0.9)), Rectangle((0.4, 0.2)), Disc(0.6),
+            Cylinder(0.5, 0.8), Ellipsoid((0.3, 0.6, 0.9)), Cone(0.5, 0.7), Sphere(0.4),
+            Capsule(0.3, 0.6), RoundBox((0.2, 0.3, 0.4), 0.1), Hull(rng.normal(size=(50, 3))),
+            Hull(flat), Hull(line)]
+
+
+def pose(rng, spread=4.0, stretch=False):
+    m = np.eye(4)
+    linear = random_rotation(rng) * rng.choice((1.0, 0.5, 2.0))
+    if stretch:
+        linear = linear @ np.diag(rng.uniform(0.5, 2.0, 3))
+    m[:3, :3] = linear
+    m[:3, 3] = rng.uniform(-spread, spread, 3)
+    return m
+
+
+def posed_set(rng, n, spread=4.0):
+    shapes = kinds(rng)
+    return [Transformed(shapes[rng.integers(len(shapes))], pose(rng, spread, rng.random() < 0.3))
+            for _ in range(n)]
+
+
+def size(shape):
+    return shape.extent()[0]
+
+
+def assert_same_as_single(shapes, pairs, result):
+    """Every pair the batch answered agrees with ``distance``; its points lie on the shapes."""
+    answered = 0
+    for k, (i, j) in enumerate(np.asarray(pairs).tolist()):
+        if result.code[k] == batch.FALLBACK:
+            continue
+        answered += 1
+        a, b = shapes[i], shapes[j]
+        single = distance(a, b)
+        scale = max(size(a), size(b), single.distance)
+        assert bool(result.intersecting[k]) == single.intersecting, (k, a, b)
+        assert abs(result.distance[k] - single.distance) <= AGREEMENT * scale, (k, a, b)
+        for point, shape in ((result.point_a[k], a), (result.point_b[k], b)):
+            assert off_shape(shape, point) <= 1e-9 * max(size(a), size(b)), (k, shape)
+        if not single.intersecting:
+            gap = np.linalg.norm(result.point_b[k] - result.point_a[k])
+            assert gap == pytest.approx(result.distance[k], rel=1e-12, abs=1e-15)
+    return answered
+
+
+# --- the posed-shape table -------------------------------------------------------------------
+
+def test_table_supports_and_margins_match_the_shapes(rng):
+    shapes = [Transformed(k, pose(rng, stretch=s)) for k in kinds(rng) for s in (False, True)]
+    shapes += kinds(rng)                     # bare shapes: the identity
+    table = PoseTable.from_shapes(shapes)
+    assert (table.family != OTHER).all()
+    n = len(shapes)
+    for trial in range(40):
+        d = rng.normal(size=(3, n)) * 10.0 ** rng.uniform(-30, 30)
+        s = table.support(np.arange(n), d)
+        for k, shape in enumerate(shapes):
+            assert table.margin[k] == pytest.approx(shape.margin, rel=1e-12)
+            # A support point of the core: the same height along d as the core's own.
+            ref = np.array(shape.core.support_xyz(*d[:, k]))
+            u = d[:, k] / np.linalg.norm(d[:, k])
+            assert u @ s[:, k] == pytest.approx(u @ ref, rel=1e-12, abs=1e-12)
+
+
+def test_families_follow_the_margin_rule():
+    stretch = np.diag([1.0, 2.0, 3.0, 1.0])
+    table = PoseTable.from_shapes([Sphere(1.0), Transformed(Sphere(1.0), stretch),
+                                   Transformed(Capsule(0.5, 1.0), np.diag([2.0, 2, 2, 1])),
+                                   Cone(1.0, 1.0), Hull(np.eye(3)), Cylinder(1.0, 1.0),
+                                   MinkowskiSum(Box((1, 1, 1)), Sphere(1.0)),
+                                   Compound([Box((1, 1, 1))])])
+    assert table.family.tolist() == [POLY, ROUND, POLY, CONE, HULL, ROUND, OTHER, OTHER]
+    # A similarity scales the margin; a stretch keeps the whole sphere (no margin).
+    assert table.margin[:3].tolist() == [1.0, 0.0, 1.0 * 1.0]
+    assert table.margin[2] == pytest.approx(1.0)        # Capsule radius 0.5 scaled by 2
+
+
+def test_world_aabbs_equal_the_shapes_own_boxes(rng):
+    shapes = posed_set(rng, 200) + [Compound([Box((1, 1, 1)), translated(Sphere(1), (3, 0, 0))])]
+    placed = [Placed(s.shape, s.matrix) if isinstance(s, Transformed) else s for s in shapes]
+    lower, upper = world_aabbs(placed)
+    for k, shape in enumerate(shapes):
+        lo, hi = shape.aabb()
+        np.testing.assert_allclose(lower[k], lo, atol=1e-12)
+        np.testing.assert_allclose(upper[k], hi, atol=1e-12)
+
+
+def test_lazy_shapes_make_each_placed_shape_once():
+    lazy = LazyShapes([Placed(Box((1, 1, 1)), np.eye(4)), Sphere(1.0)])
+    first = lazy[0]
+    assert isinstance(first, Transformed) and lazy[0] is first
+    assert isinstance(lazy.raw(1), Sphere) and len(lazy) == 2
+
+
+# --- the batched GJK -------------------------------------------------------------------------
+
+def test_batch_matches_single_on_every_kind(rng):
+    shapes = posed_set(rng, 600)
+    pairs = rng.integers(0, len(shapes), size=(1500, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    result = batch.run(PoseTable.from_shapes(shapes), pairs[:, 0], pairs[:, 1])
+    answered = assert_same_as_single(shapes, pairs, result)
+    assert answered >= 0.97 * len(pairs)       # fallbacks are rare
+    assert result.intersecting.any() and (~result.intersecting).any()
+
+
+def test_touching_identical_and_degenerate_pairs(rng):
+    box = Box((1.0, 1.0, 1.0))
+    flat = Hull(rng.normal(size=(20, 3)) * (1, 1, 0))
+    shapes = [translated(box, (0, 0, 0)), translated(box, (2, 0, 0)),        # face to face
+              translated(box, (2, 2, 2)),                                     # corner to corner
+              translated(box, (0, 0, 0)),                                     # identical
+              translated(Sphere(1.0), (0, 0, 3)), translated(Sphere(1.0), (0, 0, 5)),  # touching
+              translated(Sphere(1.0), (0, 0, 3)),                             # concentric
+              translated(flat, (0, 0, 1.5)), translated(flat, (0, 0, 1.5)),    # flat, coplanar
+              translated(Segment(1.0), (0, 0, 0)), translated(Segment(1.0), (3, 0, 0)),
+              translated(Segment(1.0), (0, 0, 0))]                            # crossing itself
+    pairs = np.array([(0, 1), (0, 2), (0, 3), (4, 5), (4, 6), (7, 8), (0, 7), (9, 10),
+                      (9, 11), (1, 2), (3, 4)])
+    result = batch.run(PoseTable.from_shapes(shapes), pairs[:, 0], pairs[:, 1])
+    assert_same_as_single(shapes, pairs, result)
+    # What the batch decided itself, it decided right; a touching pair may go to the single
+    # query, which then answers it.
+    assert result.code[2] == batch.INTERSECTING and result.distance[2] == 0.0   # identical
+    assert result.distance[7] == pytest.approx(3.0)                             # segments
+    for (i, j), r in zip(pairs.tolist(), batch.distances(shapes, pairs, distance)):
+        assert r.method in ("batch", "single")
+        assert r.distance == pytest.approx(distance(shapes[i], shapes[j]).distance, abs=1e-9)
+
+
+def test_scale_invariance(rng):
+    shapes = posed_set(rng, 100)
+    pairs = rng.integers(0, 100, size=(200, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    base = batch.run(PoseTable.from_shapes(shapes), pairs[:, 0], pairs[:, 1])
+    for scale in (1e-13, 1e13):
+        big = [Transformed(s.shape, np.diag([scale, scale, scale, 1.0]) @ s.matrix)
+               for s in shapes]
+        res = batch.run(PoseTable.from_shapes(big), pairs[:, 0], pairs[:, 1])
+        both = (base.code != batch.FALLBACK) & (res.code != batch.FALLBACK)
+        assert both.mean() > 0.95
+        np.testing.assert_allclose(res.distance[both] / scale, base.distance[both],
+                                   rtol=1e-8, atol=1e-8)
+        assert (res.intersecting[both] == base.intersecting[both]).all()
+
+
+def test_shapes_it_cannot_batch_go_to_the_single_query():
+    class Mine:                                   # a user's shape: only a support mapping
+        def support_xyz(self, x, y, z):
+            n = math.sqrt(x * x + y * y + z * z) or 1.0
+            return (x / n + 5.0, y / n, z / n)
+
+    shapes = [Box((1, 1, 1)), MinkowskiSum(Box((1, 1, 1)), translated(Sphere(0.5), (4, 0, 0))),
+              ConvexHullOf(translated(Sphere(1), (4, 0, 0)), translated(Sphere(1), (4, 6, 0))),
+              Mine()]
+    pairs = np.array([(0, 1), (0, 2), (0, 3)])
+    results = batch.distances(shapes, pairs, distance)
+    assert [r.method for r in results] == ["single"] * 3
+    assert [r.distance for r in results] == pytest.approx([1.5, 2.0, 3.0])
+
+
+def test_screen_certifies_only_true_clearances_and_overlaps(rng):
+    shapes = posed_set(rng, 400, spread=3.0)
+    pairs = rng.integers(0, 400, size=(1200, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    need = rng.choice((0.0, 0.05, 0.5), size=len(pairs))
+    clear, deep = batch.screen(PoseTable.from_shapes(shapes), pairs, need)
+    assert clear.any() and deep.any() and not (clear & deep).any()
+    for k, (i, j) in enumerate(pairs.tolist()):
+        single = distance(shapes[i], shapes[j])
+        if clear[k]:
+            assert not single.intersecting and single.distance >= need[k]
+        if deep[k]:
+            assert single.intersecting
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), gap=st.floats(-0.5, 0.5))
+def test_property_batch_equals_single(seed, gap):
+    """Two random shapes of any kind, the second moved so that their centres are ``gap`` plus
+    their radii apart along a random axis: touching, overlapping and apart alike."""
+    rng = np.random.default_rng(seed)
+    a, b = posed_set(rng, 2, spread=0.0)
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    offset = np.eye(4)
+    offset[:3, 3] = axis * (size(a) + size(b) + gap) * 0.5
+    shapes = [a, Transformed(b.shape, offset @ b.matrix)]
+    pairs = np.array([(0, 1), (1, 0)])
+    result = batch.run(PoseTable.from_shapes(shapes), pairs[:, 0], pairs[:, 1])
+    assert_same_as_single(shapes, pairs, result)
+
+
+def test_query_all_with_distance_is_batched(rng):
+    shapes = posed_set(rng, 150, spread=5.0)
+    results = list(query_all(shapes, distance, margin=0.2))
+    assert results and {r.method for _, _, r in results} <= {"batch", "single"}
+    assert sum(r.method == "batch" for _, _, r in results) > 0.95 * len(results)
+    for i, j, r in results:
+        assert r.distance == pytest.approx(distance(shapes[i], shapes[j]).distance,
+                                           rel=1e-9, abs=1e-9 * size(shapes[i]))
+
+
+# --- the level check on it -------------------------------------------------------------------
+
+def level(rng, n=300):
+    shapes = posed_set(rng, n, spread=0.35 * n ** (1 / 3) * 2)
+    return shapes, [f"S{k:04d}" for k in range(n)]
+
+
+def test_level_findings_do_not_depend_on_the_batch_or_the_jobs(rng):
+    shapes, names = level(rng)
+    single = check_shapes(shapes, names, clearance=0.1, batched=False)
+    batched = check_shapes(shapes, names, clearance=0.1)
+    parallel = check_shapes(shapes, names, clearance=0.1, jobs=2)
+    assert single and batched == single and parallel == single
+    # Byte for byte: the reports are equal text.
+    from convex_tools.core.level import report_json
+    assert report_json(parallel) == report_json(single)
+
+
+def test_level_workers_share_out_the_single_queries(rng, monkeypatch):
+    from convex_tools.core import level as core_level
+    monkeypatch.setattr(core_level, "MIN_PAIRS_FOR_JOBS", 1)
+    monkeypatch.setattr(core_level, "PAIRS_PER_TASK", 4)
+    shapes, names = level(rng, 200)
+    check = LevelCheck(shapes, names, clearance=0.2)
+    found = run_to_end(check, jobs=2)
+    assert check.finished and check.stats.times["jobs"] == 2
+    assert check.stats.single + check.stats.batch_clear == check.total
+    assert found == check_shapes(shapes, names, clearance=0.2, jobs=1)
+
+
+def test_jobs_must_be_positive():
+    check = LevelCheck([Box((1, 1, 1))], ["A"])
+    with pytest.raises(ValueError, match="jobs"):
+        run_to_end(check, jobs=0)
