@@ -43,11 +43,18 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import multiprocessing
+import os
+import signal
+
 import numpy as np
 
-from . import broadphase, concave
-from .compound import ConcaveShape
+from . import batch, broadphase, concave
+from .compound import Compound, ConcaveShape
+from .hull import Hull
+from .placement import LazyShapes, PoseTable, world_aabbs
 from .queries import distance, penetration
+from .shapes import ConvexHullOf, MinkowskiSum, Transformed
 
 # Overlaps no deeper than this are two surfaces resting on each other, not a collision (model
 # units: 0.1 mm in a level modelled in metres; well above the float noise of snapped vertices
@@ -57,6 +64,15 @@ TOUCH_TOLERANCE = 1e-4
 # Narrow-phase pairs per step of ``check_shapes``: one step is a few milliseconds, so progress
 # and cancel requests are seen several times a second.
 PAIRS_PER_STEP = 256
+# Pairs the batched engine screens per step (about 5 µs each: a step of ~20 ms).
+BATCH_PAIRS_PER_STEP = 4096
+# Pairs per task handed to a worker process (``jobs`` > 1): small enough that the tasks of a
+# few heavy pairs (a terrain under many props) spread over the workers, large enough that a
+# task's overhead (pickling its findings) stays small.
+PAIRS_PER_TASK = 64
+# Below this many pairs left for the single queries, worker processes cost more than they save
+# (a fork of a process holding a level is tens of milliseconds).
+MIN_PAIRS_FOR_JOBS = 256
 
 OVERLAP = "overlap"
 TOO_CLOSE = "too_close"
@@ -143,7 +159,9 @@ class Stats:
     candidates: int = 0        # pairs from the broad phase
     ignored: int = 0           # dropped by ignore_pairs
     culled: int = 0            # dropped by the AABB-gap lower bound
-    narrow: int = 0            # pairs that went through GJK
+    narrow: int = 0            # pairs that went through the narrow phase
+    batch_clear: int = 0       # of those, certified clear by the batched engine (``batch``)
+    single: int = 0            # of those, measured by the single queries (exact reports)
     penetrations: int = 0      # pairs that also needed a penetration depth
     times: dict = field(default_factory=dict)
     skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
@@ -159,6 +177,14 @@ class LevelCheck:
     Construction does the vectorised phases (broad phase, ignores, AABB-gap cull); ``step`` runs
     the narrow phase on the next chunk of pairs. ``findings`` are sorted once all steps are done.
 
+    The narrow phase is in two stages. The batched engine (``batch.clear_of``) screens the pairs
+    a few thousand at a time, in numpy, and drops every pair it certifies to keep its clearance
+    (most pairs of a level); the rest — the findings, and the pairs the batch cannot decide —
+    are measured by the single queries (``distance``, ``penetration``), which make the report.
+    So the findings are exactly the single queries' and do not depend on how the pairs were
+    split (``jobs``). Each single query starts every hull's climb afresh
+    (``reset_warm_starts``): the witness points of a pair never depend on the pairs before it.
+
     ``shapes``: world-space shapes; ``names``: one unique name each.
     ``clearance``: the clearance every object needs (0 finds overlaps only).
     ``clearances``: per-object overrides, either a sequence aligned with ``shapes`` (None or NaN
@@ -166,13 +192,16 @@ class LevelCheck:
     ``touch_tolerance``: overlaps up to this depth count as touching, not as findings.
     ``ignore_pairs``: (pattern_a, pattern_b) fnmatch patterns; a pair whose names match them in
     either order is not checked.
-    ``aabbs``: optional precomputed (lower, upper) arrays (N, 3), e.g. batched by the caller;
-    with them, ``shapes`` may be a sequence that makes each shape when first indexed (only the
-    shapes of candidate pairs are ever needed).
+    ``aabbs``: optional precomputed (lower, upper) arrays (N, 3), e.g. batched by the caller.
+    ``shapes`` may be a ``placement.LazyShapes`` (whose ``Placed`` entries are made into shapes
+    only when a single query needs them); ``table``, optional, the ``placement.PoseTable`` of
+    the same shapes if the caller made one. ``batched=False`` measures every pair by the single
+    queries (for comparison: the findings are the same).
     """
 
     def __init__(self, shapes, names, clearance=0.0, clearances=None,
-                 touch_tolerance=TOUCH_TOLERANCE, ignore_pairs=(), aabbs=None) -> None:
+                 touch_tolerance=TOUCH_TOLERANCE, ignore_pairs=(), aabbs=None, *, table=None,
+                 batched=True) -> None:
         # A sequence is kept as it is (it may make its shapes on first access); other iterables
         # are listed.
         if not (hasattr(shapes, "__getitem__") and hasattr(shapes, "__len__")):
@@ -189,13 +218,20 @@ class LevelCheck:
         self.object_clearance = _object_clearances(clearances, names, self.clearance)
         self.ignore_pairs = _pair_patterns(ignore_pairs)
         self.stats = Stats(objects=len(shapes))
+        self.batched = bool(batched)
+        self._table = table
         self._found = []
         self._findings = None
 
         t0 = time.perf_counter()
         n = len(shapes)
         if aabbs is None:
-            lower, upper = broadphase.shape_aabbs(shapes) if n else (np.zeros((0, 3)),) * 2
+            if n:
+                for i in range(n):
+                    _check_is_shape(i, _raw(shapes, i))
+                lower, upper = world_aabbs(_entries(shapes), self.table if batched else None)
+            else:
+                lower, upper = np.zeros((0, 3)), np.zeros((0, 3))
         else:
             lower, upper = (np.asarray(v, dtype=float).reshape(n, 3) for v in aabbs)
         self.lower, self.upper = lower, upper
@@ -214,8 +250,19 @@ class LevelCheck:
         self.stats.narrow = len(pairs)
         if aabbs is None:
             self.stats.times["aabbs"] = t1 - t0
-        self.stats.times.update(broad_phase=t2 - t1, cull=t3 - t2, narrow_phase=0.0)
+        self.stats.times.update(broad_phase=t2 - t1, cull=t3 - t2, narrow_phase=0.0, batch=0.0)
         self.done = 0
+        self._screened = 0            # pairs the batch has looked at
+        self._queue = np.zeros(0, dtype=np.int64)   # rows of ``pairs`` left for single queries
+        self._queued = 0              # of which measured
+        self._deep = np.zeros(len(pairs), dtype=bool)   # rows the batch saw overlap for sure
+
+    @property
+    def table(self) -> PoseTable:
+        """The shapes as a ``PoseTable`` (made on first need)."""
+        if self._table is None:
+            self._table = PoseTable.from_shapes(_entries(self.shapes))
+        return self._table
 
     # --- vectorised phases -------------------------------------------------------------------
     def _drop_ignored(self, pairs):
@@ -252,24 +299,80 @@ class LevelCheck:
     def finished(self) -> bool:
         return self.done >= len(self.pairs)
 
-    def step(self, max_pairs: int = PAIRS_PER_STEP) -> bool:
-        """Check the next ``max_pairs`` pairs; True once every pair is checked."""
-        t0 = time.perf_counter()
-        stop = min(self.done + max(1, int(max_pairs)), len(self.pairs))
+    def need(self, rows) -> np.ndarray:
+        """The clearance each pair of ``pairs[rows]`` must keep: the larger of its objects'."""
+        pairs = self.pairs[rows]
         clear = self.object_clearance
-        for i, j in self.pairs[self.done:stop].tolist():
-            finding = self._check_pair(i, j, max(clear[i], clear[j]))
-            if finding is not None:
-                self._found.append(finding)
-        self.done = stop
+        return np.maximum(clear[pairs[:, 0]], clear[pairs[:, 1]])
+
+    def step(self, max_pairs: int = PAIRS_PER_STEP) -> bool:
+        """Measure the next ``max_pairs`` pairs queued for single queries, screening the next
+        chunk of pairs by the batch first when the queue is empty; True once every pair is
+        checked."""
+        t0 = time.perf_counter()
+        if self._queued == len(self._queue) and self._screened < len(self.pairs):
+            self._screen(BATCH_PAIRS_PER_STEP)
+        stop = min(self._queued + max(1, int(max_pairs)), len(self._queue))
+        rows = self._queue[self._queued:stop]
+        self._found.extend(self.check_rows(rows))
+        self._queued = stop
+        self.done += len(rows)
         self.stats.times["narrow_phase"] += time.perf_counter() - t0
         return self.finished
 
-    def _check_pair(self, i, j, need):
+    def _screen(self, count):
+        """Let the batch certify the next ``count`` pairs; queue the rest for single queries."""
+        t0 = time.perf_counter()
+        rows = np.arange(self._screened, min(self._screened + count, len(self.pairs)))
+        if self.batched:
+            clear, deep = batch.screen(self.table, self.pairs[rows], self.need(rows))
+            self._deep[rows[deep]] = True
+        else:
+            clear = np.zeros(len(rows), dtype=bool)
+        self._screened += len(rows)
+        self.stats.batch_clear += int(clear.sum())
+        self.done += int(clear.sum())
+        self._queue = np.concatenate((self._queue[self._queued:], rows[~clear]))
+        self._queued = 0
+        self.stats.times["batch"] += time.perf_counter() - t0
+
+    def screen_all(self):
+        """Run the batch over every pair not screened yet (before handing the rest to
+        workers)."""
+        t0 = time.perf_counter()
+        while self._screened < len(self.pairs):
+            self._screen(BATCH_PAIRS_PER_STEP)
+        self.stats.times["narrow_phase"] += time.perf_counter() - t0
+
+    def check_rows(self, rows) -> list:
+        """Findings of the pairs ``pairs[rows]`` by the single queries (counts into stats)."""
+        found = []
+        clear = self.object_clearance
+        for (i, j), deep in zip(self.pairs[rows].tolist(), self._deep[rows].tolist()):
+            finding = self._check_pair(i, j, max(clear[i], clear[j]), deep)
+            if finding is not None:
+                found.append(finding)
+        self.stats.single += len(rows)
+        return found
+
+    def _check_pair(self, i, j, need, deep=False):
+        """The finding of pair (i, j) or None. ``deep``: the batch saw the two overlap for sure
+        (the distance query, which would say so, is skipped; its result is used only when the
+        penetration query finds no depth)."""
         # Query in name order, so that the witness points do not depend on the input order.
         if self.names[j] < self.names[i]:
             i, j = j, i
         a, b = self.shapes[i], self.shapes[j]
+        _reset(a, b)
+        if deep:
+            self.stats.penetrations += 1
+            contact = penetration(a, b, method=PENETRATION_METHOD)
+            if contact is None:
+                _reset(a, b)
+                signed, point_a, point_b, parts = _overlap(a, b, distance(a, b), None)
+            else:
+                signed, point_a, point_b, parts = _from_contact(contact)
+            return self._finding(i, j, need, signed, point_a, point_b, parts)
         if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
             if getattr(a, "is_mesh", False) and getattr(b, "is_mesh", False):
                 self.stats.static_pairs += 1
@@ -282,10 +385,15 @@ class LevelCheck:
             result = distance(a, b)
         if result.intersecting:
             self.stats.penetrations += 1
+            _reset(a, b)
             signed, point_a, point_b, parts = _overlap(a, b, result)
         else:
             signed, point_a, point_b = result.distance, result.point_a, result.point_b
             parts = (result.part_a, result.part_b)
+        return self._finding(i, j, need, signed, point_a, point_b, parts)
+
+    def _finding(self, i, j, need, signed, point_a, point_b, parts):
+        a, b = self.shapes[i], self.shapes[j]
         if signed < -self.touch_tolerance:
             kind = OVERLAP
         elif need > 0.0 and signed < need:
@@ -296,6 +404,10 @@ class LevelCheck:
                        np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float),
                        float(need), _label(a, parts[0]), _label(b, parts[1]))
 
+    def add_findings(self, found) -> None:
+        """Findings measured elsewhere (a worker process) for this check."""
+        self._found.extend(found)
+
     @property
     def findings(self) -> list:
         """Findings so far, sorted by kind then names (all of them once ``finished``)."""
@@ -304,11 +416,54 @@ class LevelCheck:
         return list(self._findings)
 
 
-def _overlap(a, b, result):
-    """Signed distance (minus the depth), witness points and parts of an overlapping pair."""
-    contact = penetration(a, b, method=PENETRATION_METHOD)
+def reset_warm_starts(shape) -> None:
+    """Start every hull climb inside ``shape`` at its first vertex again. A hull's support
+    point along a direction that ties several vertices depends on where the climb starts, so
+    without this the witness points of a pair could depend on the queries run before it."""
+    if isinstance(shape, Transformed):
+        shape = shape.shape
+    if isinstance(shape, Hull):
+        shape.set_warm_start(0)
+    elif isinstance(shape, (MinkowskiSum, ConvexHullOf)):
+        reset_warm_starts(shape.a)
+        reset_warm_starts(shape.b)
+    elif isinstance(shape, Compound):
+        for part in shape.parts:
+            reset_warm_starts(part)
+
+
+def _reset(a, b):
+    # Each query of a pair starts from the same hull climbs, whichever ran before it.
+    reset_warm_starts(a)
+    reset_warm_starts(b)
+
+
+def _raw(shapes, i):
+    return shapes.raw(i) if isinstance(shapes, LazyShapes) else shapes[i]
+
+
+def _entries(shapes) -> list:
+    """The shapes as given (``Placed`` entries of a ``LazyShapes`` not made)."""
+    return [_raw(shapes, i) for i in range(len(shapes))]
+
+
+def _check_is_shape(i, shape):
+    if not callable(getattr(shape, "aabb", None)) and not hasattr(shape, "inner"):
+        raise ValueError(f"shapes[{i}] must be a convex_tools shape, got "
+                         f"{type(shape).__name__}")
+
+
+def _overlap(a, b, result, contact=False):
+    """Signed distance (minus the depth), witness points and parts of an overlapping pair
+    (``contact``: its penetration if already known; None when that found no depth)."""
+    if contact is False:
+        contact = penetration(a, b, method=PENETRATION_METHOD)
     if contact is None:  # GJK saw contact, penetration saw none: they touch
         return 0.0, result.point_a, result.point_b, (result.part_a, result.part_b)
+    return _from_contact(contact)
+
+
+def _from_contact(contact):
     return -float(contact.depth), contact.point_a, contact.point_b, \
         (contact.part_a, contact.part_b)
 
@@ -320,28 +475,114 @@ def _label(shape, part):
 
 def check_shapes(shapes, names, clearance=0.0, clearances=None, touch_tolerance=TOUCH_TOLERANCE,
                  ignore_pairs=(), progress=None, should_cancel=None, aabbs=None,
-                 stats=None) -> list:
+                 stats=None, jobs=1, batched=True) -> list:
     """Findings of a level given as world-space ``shapes`` and their ``names``.
 
     Arguments are those of ``LevelCheck``. ``progress(done, total)`` is called after each chunk
     of narrow-phase pairs; ``should_cancel()`` is asked as often and, once it returns True,
     ``CheckCancelled`` (carrying the findings so far) is raised. ``stats``, a ``Stats``, receives
-    the per-phase counts and times.
+    the per-phase counts and times. ``jobs``: processes for the single queries (see
+    ``run_to_end``; None for one per core); the findings do not depend on it.
     """
-    check = LevelCheck(shapes, names, clearance, clearances, touch_tolerance, ignore_pairs, aabbs)
+    check = LevelCheck(shapes, names, clearance, clearances, touch_tolerance, ignore_pairs, aabbs,
+                       batched=batched)
+    try:
+        return run_to_end(check, jobs, progress, should_cancel)
+    finally:
+        if stats is not None:
+            stats.__dict__.update(check.stats.__dict__)
+
+
+def default_jobs() -> int:
+    """Processes the level check uses when not told: one per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:          # (not on every platform)
+        return max(1, os.cpu_count() or 1)
+
+
+def run_to_end(check: LevelCheck, jobs=1, progress=None, should_cancel=None) -> list:
+    """Run ``check``'s narrow phase to the end and return its findings.
+
+    With ``jobs`` > 1 (None: ``default_jobs()``) the batch screens every pair here, then the
+    pairs left for the single queries are shared out to ``jobs`` worker processes, a few dozen
+    at a time (forked: they see the shapes as they are; where processes cannot be forked, or
+    with few pairs, it all runs here). Each pair's finding is computed the same way wherever it
+    runs, and findings are sorted at the end, so the report is the same byte for byte.
+    ``progress`` and ``should_cancel`` as in ``check_shapes``.
+    """
+    jobs = default_jobs() if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     if progress is not None:
-        progress(0, check.total)
+        progress(check.done, check.total)
+    if jobs > 1 and not check.finished:
+        check.screen_all()
+        if progress is not None:
+            progress(check.done, check.total)
+        if len(check._queue) - check._queued >= MIN_PAIRS_FOR_JOBS and _can_fork():
+            _run_workers(check, jobs, progress, should_cancel)
     while not check.finished:
         check.step()
         if progress is not None:
             progress(check.done, check.total)
         if should_cancel is not None and should_cancel():
-            if stats is not None:
-                stats.__dict__.update(check.stats.__dict__)
             raise CheckCancelled(check.findings)
-    if stats is not None:
-        stats.__dict__.update(check.stats.__dict__)
     return check.findings
+
+
+# The check the worker processes measure pairs of (set before they are forked, so that each
+# inherits it with every shape already made; never pickled).
+_WORKER_CHECK = None
+# Stats a worker counts per task and sends back.
+_WORKER_COUNTS = ("single", "penetrations", "static_pairs", "part_culled")
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _ignore_interrupts():
+    # Ctrl-C reaches every process of the terminal's group: the parent stops the workers and
+    # reports; the workers themselves must not each print a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _work(rows):
+    check = _WORKER_CHECK
+    before = [getattr(check.stats, name) for name in _WORKER_COUNTS]
+    found = check.check_rows(rows)
+    counts = [getattr(check.stats, name) - b for name, b in zip(_WORKER_COUNTS, before)]
+    return len(rows), found, counts
+
+
+def _run_workers(check, jobs, progress, should_cancel):
+    """Measure the pairs queued for single queries in ``jobs`` forked processes."""
+    global _WORKER_CHECK
+    t0 = time.perf_counter()
+    rows = check._queue[check._queued:]
+    tasks = [rows[k:k + PAIRS_PER_TASK] for k in range(0, len(rows), PAIRS_PER_TASK)]
+    _WORKER_CHECK = check
+    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)),
+                                                    initializer=_ignore_interrupts)
+    try:
+        for count, found, counts in pool.imap_unordered(_work, tasks):
+            check.add_findings(found)
+            for name, value in zip(_WORKER_COUNTS, counts):
+                setattr(check.stats, name, getattr(check.stats, name) + value)
+            check.done += count
+            check._queued += count
+            if progress is not None:
+                progress(check.done, check.total)
+            if should_cancel is not None and should_cancel():
+                raise CheckCancelled(check.findings)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+        _WORKER_CHECK = None
+        check.stats.times["narrow_phase"] += time.perf_counter() - t0
+        check.stats.times["jobs"] = jobs
 
 
 # --- options ---------------------------------------------------------------------------------
