@@ -88,6 +88,9 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("--camera", metavar="NAME",
                         help="camera for the picture (default: the scene camera, else one "
                              "framing the level)")
+    parser.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                        help="processes measuring pairs (default: one per core); the report "
+                             "is the same for any N")
     parser.add_argument("--max-rows", type=int, default=60, metavar="N",
                         help="rows of the printed table (default 60; the reports hold all)")
     parser.add_argument("--quiet", action="store_true",
@@ -103,6 +106,16 @@ def _length(text):
         raise argparse.ArgumentTypeError(f"expected a length in metres, got {text!r}") from None
     if not math.isfinite(value) or value < 0.0:
         raise argparse.ArgumentTypeError(f"expected a length >= 0, got {text!r}")
+    return value
+
+
+def _jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes >= 1, got {text!r}")
     return value
 
 
@@ -227,7 +240,7 @@ def _run(args, load, out, err) -> RunResult:
         except ValueError as problem:
             raise UsageError(f"error: {problem}") from None
         try:
-            findings = level_run.run(progress=progress.update)
+            findings = level_run.run(progress=progress.update, jobs=args.jobs)
             interrupted = ""
         except KeyboardInterrupt:
             findings = level_run.findings

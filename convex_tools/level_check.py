@@ -37,6 +37,8 @@ import numpy as np
 from .core import level as core_level
 from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
                          LevelCheck, Stats, report_csv, report_json, report_table)
+from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
+from .core.shapes import Transformed
 from . import instances
 from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
                       world_matrix)
@@ -118,29 +120,41 @@ class LevelRun:
             return SHAPES_SHARE * self.converted / max(1, len(self.pending))
         return SHAPES_SHARE + (1.0 - SHAPES_SHARE) * self.check.done / max(1, self.check.total)
 
-    def step(self, seconds=0.05) -> bool:
-        """Work for about ``seconds`` (at least one chunk); True once the check is done."""
+    def step(self, seconds=0.05, shapes_only=False) -> bool:
+        """Work for about ``seconds`` (at least one chunk); True once the check is done.
+        ``shapes_only``: return as soon as the shapes are made and the pairs found."""
         deadline = time.perf_counter() + seconds
         while True:
             if self.check is None:
                 self._convert(OBJECTS_PER_STEP)
                 if self.converted == len(self.pending):
                     self._build()
+                    if shapes_only:
+                        return self.finished
+            elif shapes_only:
+                return self.finished
             else:
                 self.check.step()
             if self.finished or time.perf_counter() >= deadline:
                 return self.finished
 
-    def run(self, progress=None, should_cancel=None, seconds=0.2) -> list:
+    def run(self, progress=None, should_cancel=None, seconds=0.2, jobs=1) -> list:
         """Run to the end; ``progress(fraction, phase)`` after each step of about ``seconds``;
-        ``CheckCancelled`` once ``should_cancel()`` is true."""
-        while True:
+        ``CheckCancelled`` once ``should_cancel()`` is true. ``jobs``: processes measuring
+        pairs once the shapes are made (``core.level.run_to_end``; None: one per core)."""
+        while self.check is None or (jobs == 1 and not self.finished):
             if should_cancel is not None and should_cancel():
                 raise CheckCancelled(self.findings)
-            if self.step(seconds):
+            if self.step(seconds, shapes_only=jobs != 1):
                 break
             if progress is not None:
                 progress(self.fraction, self.phase)
+        if not self.finished:
+            core_level.run_to_end(
+                self.check, jobs,
+                None if progress is None else lambda done, total: progress(self.fraction,
+                                                                           self.phase),
+                should_cancel)
         if progress is not None:
             progress(1.0, "done")
         return self.findings
@@ -199,13 +213,14 @@ class LevelRun:
 
     def _build(self):
         t0 = time.perf_counter()
-        aabbs = world_aabbs(self.shapes)
+        table = PoseTable.from_shapes(self.shapes)
+        aabbs = world_aabbs(self.shapes, table)
         per_object = _clearances(self.kept, self.clearance, self.options["clearances"])
         self.own_clearances = sum(value is not None for value in per_object)
         self.times["aabbs"] = time.perf_counter() - t0
         self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, per_object,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
-                                aabbs=aabbs)
+                                aabbs=aabbs, table=table)
 
 
 # Objects converted per step of ``LevelRun.step`` (a few milliseconds of work).
@@ -214,7 +229,7 @@ OBJECTS_PER_STEP = 64
 
 def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), ignore_pairs=(),
                 clearances=None, touch_tolerance=TOUCH_TOLERANCE, progress=None,
-                should_cancel=None, depsgraph=None, scene=None, stats=None) -> list:
+                should_cancel=None, depsgraph=None, scene=None, stats=None, jobs=1) -> list:
     """Pairs of objects that overlap or are closer than their clearance, as ``Finding`` s.
 
     ``objects``: objects (or names) to check; by default every object of ``collection`` (a
@@ -230,6 +245,8 @@ def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), igno
     ``progress(fraction, phase)`` is called as the check goes (fraction from 0 to 1, phase a
     short text); once ``should_cancel()`` returns True, ``CheckCancelled`` is raised carrying the
     findings so far. ``stats``: a ``Stats`` filled with counts and per-phase times.
+    ``jobs``: processes that measure pairs (None: one per core; see ``core.level.run_to_end``);
+    the findings do not depend on it.
 
     Findings are sorted by kind then names; ``distance`` is negative for an overlap's depth.
     """
@@ -237,7 +254,7 @@ def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), igno
                          ignore_pairs=ignore_pairs, clearances=clearances,
                          touch_tolerance=touch_tolerance, depsgraph=depsgraph, scene=scene)
     try:
-        return level_run.run(progress, should_cancel)
+        return level_run.run(progress, should_cancel, jobs=jobs)
     finally:
         if stats is not None:
             stats.__dict__.update(level_run.stats.__dict__)
@@ -398,38 +415,6 @@ def _id_properties(obj, name):
     return repr(to_dict() if to_dict is not None else group)
 
 
-class Placed:
-    """``Transformed(inner, matrix)`` not made yet: most objects of a level are never in a
-    candidate pair, and their boxes come straight from ``inner`` and ``matrix``."""
-
-    __slots__ = ("inner", "matrix")
-
-    def __init__(self, inner, matrix):
-        self.inner = inner
-        self.matrix = matrix
-
-    def make(self):
-        from .core.shapes import Transformed
-
-        return Transformed(self.inner, self.matrix)
-
-
-class LazyShapes:
-    """The level's shapes as a sequence that makes each ``Placed`` shape when first indexed."""
-
-    def __init__(self, entries):
-        self._entries = entries
-
-    def __len__(self):
-        return len(self._entries)
-
-    def __getitem__(self, i):
-        entry = self._entries[i]
-        if isinstance(entry, Placed):
-            entry = self._entries[i] = entry.make()
-        return entry
-
-
 class SharedShapes:
     """World-space shapes of objects, made once per distinct object *content*.
 
@@ -458,8 +443,6 @@ class SharedShapes:
 
     def shape(self, obj, depsgraph, placement=None):
         """The world-space shape of ``obj`` (placed by a collection instance's ``placement``)."""
-        from .core.shapes import Transformed
-
         key = self._content_key(obj) if self.enabled else None
         if key is None:
             self.made += 1
@@ -548,63 +531,6 @@ def _affine_inverse(matrix):
     out[:3, :3] = inv
     out[:3, 3] = [-(row[0] * x + row[1] * y + row[2] * z) for row in inv]
     return out
-
-
-def world_aabbs(shapes):
-    """Bounding boxes (lower, upper) (N, 3) of world-space shapes.
-
-    Transformed (or ``Placed``) hulls take their boxes from their vertices, batched over all
-    instances of one hull (six support calls would each walk the vertices in Python); other shapes use their own
-    ``aabb``.
-    """
-    from .core.hull import Hull
-    from .core.shapes import Transformed
-
-    n = len(shapes)
-    lower, upper = np.empty((n, 3)), np.empty((n, 3))
-    instances = {}  # id(hull) -> (hull, [indices], [matrices])
-    for i, shape in enumerate(shapes):
-        if isinstance(shape, Placed):
-            if isinstance(shape.inner, Hull):
-                entry = instances.setdefault(id(shape.inner), (shape.inner, [], []))
-                entry[1].append(i)
-                entry[2].append(shape.matrix)
-            else:
-                lower[i], upper[i] = _placed_aabb(shape.inner, shape.matrix)
-            continue
-        if isinstance(shape, Transformed) and isinstance(shape.shape, Hull):
-            entry = instances.setdefault(id(shape.shape), (shape.shape, [], []))
-            entry[1].append(i)
-            entry[2].append(shape.matrix)
-        elif isinstance(shape, Hull):
-            lower[i], upper[i] = shape.vertices.min(axis=0), shape.vertices.max(axis=0)
-        else:
-            lower[i], upper[i] = shape.aabb()
-    for hull, indices, matrices in instances.values():
-        verts = np.asarray(hull.vertices, dtype=float)
-        # Bound the temporary (k, V, 3) array to about a million points per batch.
-        chunk = max(1, 1_000_000 // max(1, len(verts)))
-        for start in range(0, len(indices), chunk):
-            m = np.stack(matrices[start:start + chunk])
-            world = np.einsum("kij,vj->kvi", m[:, :3, :3], verts) + m[:, None, :3, 3]
-            rows = indices[start:start + chunk]
-            lower[rows] = world.min(axis=1)
-            upper[rows] = world.max(axis=1)
-    return lower, upper
-
-
-def _placed_aabb(inner, matrix):
-    """Box of ``Transformed(inner, matrix)`` without making it: along axis i the extremes are
-    row_i · s(±row_i) + c_i for the rows of the linear part (six support calls)."""
-    support = inner.support_xyz
-    rows = matrix[:3].tolist()
-    lower, upper = [0.0] * 3, [0.0] * 3
-    for i, (r0, r1, r2, c) in enumerate(rows):
-        hx, hy, hz = support(r0, r1, r2)
-        lx, ly, lz = support(-r0, -r1, -r2)
-        upper[i] = r0 * hx + r1 * hy + r2 * hz + c
-        lower[i] = r0 * lx + r1 * ly + r2 * lz + c
-    return lower, upper
 
 
 # --- clearances -----------------------------------------------------------------------------

@@ -305,26 +305,39 @@ SCRIPT = os.path.join(ROOT, "scripts", "check_level.py")
 
 # Runs scripts/check_level.py in a fresh process with LevelRun.step wrapped: at the step given,
 # the process sends itself SIGINT (what Ctrl-C does) or dies at once (os._exit, as a killed
-# process would), after the steps before it did their work one chunk at a time.
+# process would), after the steps before it did their work one chunk at a time ("--jobs 1":
+# every step in this process). With "sigint-workers", the SIGINT comes instead when the
+# findings of the given task of the worker processes (--jobs 2) arrive, before they are kept.
 DRIVER = """
 import os, runpy, signal, sys
 sys.path.insert(0, {root!r})
 from convex_tools import level_check
+from convex_tools.core import level
 
 what, at = sys.argv[1], int(sys.argv[2])
-original = level_check.LevelRun.step
+original_step = level_check.LevelRun.step
+original_add = level.LevelCheck.add_findings
 calls = [0]
 
-def step(self, seconds=0.05):
+def step(self, seconds=0.05, shapes_only=False):
     calls[0] += 1
     if calls[0] == at:
         if what == "sigint":
             os.kill(os.getpid(), signal.SIGINT)
         else:
             os._exit(9)
-    return original(self, 0.0)     # one chunk per call
+    return original_step(self, 0.0, shapes_only)     # one chunk per call
 
-level_check.LevelRun.step = step
+def add_findings(self, found):          # (called only with the workers' findings)
+    calls[0] += 1
+    if calls[0] == at:
+        os.kill(os.getpid(), signal.SIGINT)
+    return original_add(self, found)
+
+if what == "sigint-workers":
+    level.LevelCheck.add_findings = add_findings
+else:
+    level_check.LevelRun.step = step
 sys.argv = [{script!r}] + sys.argv[3:]
 runpy.run_path({script!r}, run_name="__main__")
 """
@@ -365,7 +378,7 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
     # Steps 1-13 make the 800 shapes (64 a step; the 13th also builds the pair check), 14-15
     # measure 512 of the 799 pairs (256 a step); Ctrl-C comes at step 16.
     done = drive(tmp_path, "sigint", 16, long_level, "--json", report, "--csv", table,
-                 "--picture", picture)
+                 "--picture", picture, "--jobs", "1")
     assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
     assert "Traceback" not in done.stderr
     assert "Interrupted: the 512 findings found so far are not the whole level" in done.stderr
@@ -385,8 +398,22 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
     assert "removed" in done.stderr
 
 
+def test_ctrl_c_while_worker_processes_measure_keeps_their_findings_so_far(long_level,
+                                                                           tmp_path):
+    # The 799 pairs go to two worker processes 64 at a time; Ctrl-C comes as the third task's
+    # findings arrive, after two tasks' (128 overlaps) were kept.
+    report = tmp_path / "r.json"
+    done = drive(tmp_path, "sigint-workers", 3, long_level, "--json", report, "--jobs", "2")
+    assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Interrupted: the 128 findings found so far are not the whole level" in done.stderr
+    data = json.loads(report.read_text())
+    assert data["complete"] is False and data["counts"] == {"overlap": 128, "too_close": 0}
+    assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (128/799)"
+
+
 def test_ctrl_c_while_making_shapes_prints_no_all_clear(long_level, tmp_path):
-    done = drive(tmp_path, "sigint", 3, long_level, "--quiet")
+    done = drive(tmp_path, "sigint", 3, long_level, "--quiet", "--jobs", "1")
     assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
     assert done.stdout == ("INCOMPLETE, interrupted (Ctrl-C) while making shapes (128/800 "
                            "objects): 0 findings so far (0 overlaps, 0 too close) (128 objects of "
@@ -397,7 +424,8 @@ def test_ctrl_c_while_making_shapes_prints_no_all_clear(long_level, tmp_path):
 def test_a_run_killed_midway_leaves_reports_that_say_it_did_not_finish(long_level, tmp_path):
     report, table = tmp_path / "r.json", tmp_path / "r.csv"
     report.write_text('{"complete": true, "counts": {"overlap": 0, "too_close": 0}}\n')
-    done = drive(tmp_path, "kill", 15, long_level, "--json", report, "--csv", table)
+    done = drive(tmp_path, "kill", 15, long_level, "--json", report, "--csv", table,
+                 "--jobs", "1")
     assert done.returncode == 9
     data = json.loads(report.read_text())
     assert data["complete"] is False and data["findings"] == []
