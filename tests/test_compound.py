@@ -247,6 +247,23 @@ def test_convex_pairs_report_no_parts():
     assert ray_cast(a, (-5, 0, 0), (1, 0, 0)).part is None
 
 
+# --- edge cases ----------------------------------------------------------------------------------
+def test_a_users_plain_shape_is_a_part_and_meets_compounds():
+    class Ball:          # a shape of the user's own: support_xyz only (README)
+        def __init__(self, centre, radius):
+            self.centre, self.radius = centre, radius
+
+        def support_xyz(self, x, y, z):
+            n = math.sqrt(x * x + y * y + z * z) or 1.0
+            return tuple(c + self.radius * d / n for c, d in zip(self.centre, (x, y, z)))
+
+    pair = Compound([Ball((-2.0, 0.0, 0.0), 0.5), Ball((2.0, 0.0, 0.0), 0.5)])
+    assert distance(pair, translated(Sphere(0.5), (0, 0, 0))).distance == pytest.approx(1.0)
+    assert distance(Ball((0.0, 0.0, 0.0), 0.5), pair).distance == pytest.approx(1.0)
+    assert penetration(Ball((1.2, 0, 0), 0.5), pair).depth == pytest.approx(0.2)
+    assert sweep(Ball((0, 0, 0), 0.5), pair, (2.0, 0, 0)).t == pytest.approx(0.5)
+
+
 # --- bad input -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("parts,message", [
     ([], "parts must not be empty"),

@@ -100,8 +100,8 @@ class _Single:
 def _view(name, shape):
     if isinstance(shape, ConcaveShape):
         return shape
-    validation.shape(name, shape)
-    return _Single(shape)
+    # The adapted shape: a user's plain class gets its box (and range check) here, once.
+    return _Single(validation.shape(name, shape))
 
 
 def _count(stats):
