@@ -217,6 +217,21 @@ def test_a_ray_through_a_shared_edge_or_vertex_does_not_slip_between_triangles()
         assert hit is not None and hit.t == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize("x", [0.0, 0.3])
+def test_a_ray_running_in_the_surface_meets_its_border(x):
+    # In the terrain's plane toward +y, along the shared edges x = 0 or across the cells at
+    # x = 0.3: it grazes the surface from its border y = -2 on, as it grazes a box's face.
+    ground = terrain(n=4, half=2.0)
+    hit = ray_cast(ground, (x, -5.0, 0.0), (0.0, 1.0, 0.0))
+    assert hit.t == pytest.approx(3.0)
+    assert hit.point == pytest.approx([x, -2.0, 0.0])
+    assert np.linalg.norm(hit.normal) == pytest.approx(1.0) and hit.normal[1] < 0.0
+    assert on_surface(ground.part(hit.part), hit.point)
+    assert ray_cast(translated(Box((2, 2, 1)), (0, 0, -1)), (x, -5.0, 0.0), (0, 1, 0)).t == 3.0
+    # Lifted off the plane by a hair, it runs above the surface and misses.
+    assert ray_cast(ground, (x, -5.0, 1e-6), (0.0, 1.0, 0.0)) is None
+
+
 def test_a_ray_starting_on_the_surface_hits_at_zero_with_no_normal():
     hit = ray_cast(terrain(), (0.3, 0.3, 0.0), (0.0, 0.0, 1.0))
     assert hit.t == 0.0 and not hit.normal.any()
