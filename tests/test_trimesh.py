@@ -399,6 +399,12 @@ GOOD_V = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]
     (np.zeros((0, 3)), [[0, 1, 2]], "vertices must not be empty"),
     (GOOD_V, [[0, 1]], r"triangles must be a \(T, 3\) array"),
     (GOOD_V, [[0, 1, 2.5]], "integer vertex indices"),
+    (GOOD_V, [[0, 1, np.nan]], "integer vertex indices"),
+    (GOOD_V, [[True, False, True]], "integer vertex indices"),
+    (GOOD_V, [["0", "1", "2"]], "integer vertex indices"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1e41, 0]], [[0, 1, 2]], r"vertices\[2\] lies beyond"),
+    ([[0, 0, 0], [1e-41, 0, 0], [0, 1e-41, 0]], [[0, 1, 2]],
+     r"triangles\[0\] is only 1e-41 across, below the supported range"),
     ([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], r"vertices must be an \(N, 3\) array"),
 ])
 def test_bad_meshes_are_refused_by_name(vertices, triangles, message):
