@@ -108,7 +108,7 @@ def test_two_triangle_meshes_are_never_checked_against_each_other(addon):
 
 
 def test_findings_name_their_parts_in_every_report(addon, tmp_path):
-    from convex_tools import cli
+    from convex_tools import cli, overlay
 
     terrain()
     boxes("Crate", [((0.3, 0.2, -0.1), (1.3, 1.2, 0.9))])
@@ -117,13 +117,25 @@ def test_findings_name_their_parts_in_every_report(addon, tmp_path):
     out = tmp_path / "out.txt"
     with open(out, "w") as stream:
         result = cli.run([str(path), "--json", str(tmp_path / "r.json"),
-                          "--csv", str(tmp_path / "r.csv")], out=stream, err=stream)
+                          "--csv", str(tmp_path / "r.csv"), "--picture",
+                          str(tmp_path / "f.png"), "--picture-size", "64x40"],
+                         out=stream, err=stream)
     assert result.code == 1
     (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
     assert finding["part_a"] is None and finding["part_b"].startswith("triangle ")
     header, row = (tmp_path / "r.csv").read_text().splitlines()[:2]
     assert header.endswith("part_a,part_b") and row.endswith("," + finding["part_b"])
     assert f"Terrain [{finding['part_b']}]" in out.read_text()
+    # The picture outlines the terrain's triangle that touches (3 edges at z = 0, by the crate),
+    # not the terrain's 10 m box; the crate's box edges lie at z = -0.1 and 0.9.
+    assert (tmp_path / "f.png").exists()
+    (drawing,) = overlay.drawings([level_check.OVERLAY_KEY])
+    ground = [(a, b) for a, b, role in drawing.lines if role == OVERLAP
+              and abs(a[2]) < 1e-9 and abs(b[2]) < 1e-9]
+    assert len(ground) == 3
+    ends = np.array([p for segment in ground for p in segment])
+    assert np.all((ends[:, 0] >= -0.5) & (ends[:, 0] <= 2.0) & (ends[:, 1] >= -0.5)
+                  & (ends[:, 1] <= 2.0))
 
 
 def test_the_check_level_operator_lists_the_parts_and_draws_the_touching_part(addon):
