@@ -159,7 +159,20 @@ def test_the_check_level_operator_lists_the_parts_and_draws_the_touching_part(ad
 
 
 # --- operators --------------------------------------------------------------------------------
+def outlined_corners(drawing):
+    """The ends of a drawing's part outlines (role "part"), rounded."""
+    return {tuple(np.round(p, 6)) for a, b, role in drawing.lines if role == "part"
+            for p in (a, b)}
+
+
+def box_corners(lower, upper):
+    return {(float(x), float(y), float(z)) for x in (lower[0], upper[0])
+            for y in (lower[1], upper[1]) for z in (lower[2], upper[2])}
+
+
 def test_distance_operator_names_and_draws_the_nearest_part(arch_and_pillar):
+    from convex_tools import overlay
+
     arch, pillar = arch_and_pillar
     select(pillar, arch, active=arch)
     assert bpy.ops.object.convex_distance() == {'FINISHED'}
@@ -167,6 +180,9 @@ def test_distance_operator_names_and_draws_the_nearest_part(arch_and_pillar):
     assert result.distance == pytest.approx(0.4) and result.part_b == 2
     assert bpy.context.scene.convex_tools.last_result == \
         "Distance Pillar – Arch (part 2): 0.4"
+    # The lintel (part 2) is outlined, and only it: its eight corners.
+    (drawing,) = overlay.drawings(["query"])
+    assert outlined_corners(drawing) == box_corners(*ARCH[2])
 
 
 def test_ray_cast_operator_reports_the_triangle_it_hits(addon):
@@ -229,7 +245,7 @@ def test_show_shapes_draws_every_part(arch_and_pillar):
 
 
 def test_watch_measures_a_compound_pair_as_it_moves(arch_and_pillar):
-    from convex_tools import watch
+    from convex_tools import overlay, watch
 
     arch, pillar = arch_and_pillar
     settings = bpy.context.scene.convex_tools
@@ -242,6 +258,9 @@ def test_watch_measures_a_compound_pair_as_it_moves(arch_and_pillar):
     bpy.context.view_layer.update()
     watch.refresh(bpy.context.scene)
     assert item.result == "d = 0.2 (- / part 1)"
+    # Its drawing outlines the right leg, the part now nearest.
+    drawings = [d for d in overlay.drawings() if outlined_corners(d)]
+    assert [outlined_corners(d) for d in drawings] == [box_corners(*ARCH[1])]
 
 
 # --- loose parts ------------------------------------------------------------------------------
