@@ -247,6 +247,72 @@ def test_convex_pairs_report_no_parts():
     assert ray_cast(a, (-5, 0, 0), (1, 0, 0)).part is None
 
 
+# --- edge cases ----------------------------------------------------------------------------------
+def test_a_compound_of_one_part_answers_as_the_part():
+    from convex_tools.core.penetration import penetration as convex_penetration
+
+    crate = posed(Box((0.3, 0.4, 0.5)), random_rotation(np.random.default_rng(3)), (0.1, 0, 0))
+    one = Compound([crate])
+    ball, near = translated(Sphere(0.5), (2.0, 0.3, 0.0)), translated(Sphere(0.5), (0.6, 0, 0))
+    d, expected = distance(one, ball), gjk.distance(crate, ball)
+    assert d.distance == pytest.approx(expected.distance, abs=1e-12)
+    assert (d.part_a, d.part_b) == (0, None)
+    c, expected = penetration(near, one), convex_penetration(near, crate)
+    assert c.depth == pytest.approx(expected.depth, abs=1e-12) and (c.part_a, c.part_b) == \
+        (None, 0)
+    assert c.normal == pytest.approx(expected.normal, abs=1e-12)
+    assert ray_cast(one, (-5, 0.1, 0), (1, 0, 0)).t == \
+        pytest.approx(ray_cast(crate, (-5, 0.1, 0), (1, 0, 0)).t, abs=1e-12)
+    assert sweep(ball, one, (-3, 0, 0)).t == \
+        pytest.approx(sweep(ball, crate, (-3, 0, 0)).t, abs=1e-12)
+
+
+def test_a_huge_and_a_tiny_part_each_answer_at_their_own_scale():
+    # A 20 km block with a 2 mm pebble on it; a 1 mm ball just above the pebble, then on the
+    # block beside it.
+    ground = Compound([translated(Box((1e4, 1e4, 1e4)), (0, 0, -1e4)),
+                       translated(Box((1e-3, 1e-3, 1e-3)), (0, 0, 1e-3))])
+    ball = translated(Sphere(1e-3), (0, 0, 3.5e-3))            # 0.5 mm above the pebble
+    d = distance(ball, ground)
+    assert d.distance == pytest.approx(5e-4, rel=1e-9) and d.part_b == 1
+    sunk = penetration(ball, ground.transformed(rigid(translation=(0, 0, 1e-3))))
+    # (the pebble's top now at 3 mm: the ball's bottom 2.5 mm is 0.5 mm in)
+    assert sunk.depth == pytest.approx(5e-4, rel=1e-9) and sunk.part_b == 1
+    beside = translated(Sphere(1e-3), (3.0, 0, 9e-4))           # 0.1 mm into the block
+    c = penetration(beside, ground)
+    assert c.depth == pytest.approx(1e-4, rel=1e-6) and c.part_b == 0
+    assert c.normal == pytest.approx([0, 0, -1], abs=1e-9)
+    hit = ray_cast(ground, (0, 0, 1.0), (0, 0, -1))
+    assert hit.t == pytest.approx(1.0 - 2e-3, rel=1e-12) and hit.part == 1
+
+
+def test_a_sweep_grazing_a_parts_edge_is_the_convex_sweep():
+    # A ball rolling along x just touches the top edge of the box (at x = -1, z = 1).
+    ball, box = translated(Sphere(0.5), (-3.0, 0.0, 1.5)), translated(Box((1, 1, 1)), (0, 0, 0))
+    graze = sweep(ball, Compound([box]), (6.0, 0.0, 0.0))
+    expected = sweep(ball, box, (6.0, 0.0, 0.0))
+    assert graze.t == pytest.approx(expected.t, abs=1e-12)
+    assert graze.t == pytest.approx(1.0 / 3.0, abs=1e-6)     # its bottom reaches z = 1 at x = -1
+    assert graze.normal == pytest.approx(expected.normal, abs=1e-12)
+    assert sweep(translated(ball, (0, 0, 1e-6)), Compound([box]), (6.0, 0.0, 0.0)) is None
+
+
+def test_a_users_plain_shape_is_a_part_and_meets_compounds():
+    class Ball:          # a shape of the user's own: support_xyz only (README)
+        def __init__(self, centre, radius):
+            self.centre, self.radius = centre, radius
+
+        def support_xyz(self, x, y, z):
+            n = math.sqrt(x * x + y * y + z * z) or 1.0
+            return tuple(c + self.radius * d / n for c, d in zip(self.centre, (x, y, z)))
+
+    pair = Compound([Ball((-2.0, 0.0, 0.0), 0.5), Ball((2.0, 0.0, 0.0), 0.5)])
+    assert distance(pair, translated(Sphere(0.5), (0, 0, 0))).distance == pytest.approx(1.0)
+    assert distance(Ball((0.0, 0.0, 0.0), 0.5), pair).distance == pytest.approx(1.0)
+    assert penetration(Ball((1.2, 0, 0), 0.5), pair).depth == pytest.approx(0.2)
+    assert sweep(Ball((0, 0, 0), 0.5), pair, (2.0, 0, 0)).t == pytest.approx(0.5)
+
+
 # --- bad input -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("parts,message", [
     ([], "parts must not be empty"),

@@ -217,6 +217,21 @@ def test_a_ray_through_a_shared_edge_or_vertex_does_not_slip_between_triangles()
         assert hit is not None and hit.t == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize("x", [0.0, 0.3])
+def test_a_ray_running_in_the_surface_meets_its_border(x):
+    # In the terrain's plane toward +y, along the shared edges x = 0 or across the cells at
+    # x = 0.3: it grazes the surface from its border y = -2 on, as it grazes a box's face.
+    ground = terrain(n=4, half=2.0)
+    hit = ray_cast(ground, (x, -5.0, 0.0), (0.0, 1.0, 0.0))
+    assert hit.t == pytest.approx(3.0)
+    assert hit.point == pytest.approx([x, -2.0, 0.0])
+    assert np.linalg.norm(hit.normal) == pytest.approx(1.0) and hit.normal[1] < 0.0
+    assert on_surface(ground.part(hit.part), hit.point)
+    assert ray_cast(translated(Box((2, 2, 1)), (0, 0, -1)), (x, -5.0, 0.0), (0, 1, 0)).t == 3.0
+    # Lifted off the plane by a hair, it runs above the surface and misses.
+    assert ray_cast(ground, (x, -5.0, 1e-6), (0.0, 1.0, 0.0)) is None
+
+
 def test_a_ray_starting_on_the_surface_hits_at_zero_with_no_normal():
     hit = ray_cast(terrain(), (0.3, 0.3, 0.0), (0.0, 0.0, 1.0))
     assert hit.t == 0.0 and not hit.normal.any()
@@ -368,6 +383,54 @@ def test_a_mirrored_mesh_keeps_its_front_on_the_mirrored_side():
     assert contact.depth == pytest.approx(0.1) and contact.normal == pytest.approx([0, 0, -1])
 
 
+# --- small, repeated and one-sided ---------------------------------------------------------------
+ONE = [[0, 0, 0], [2, 0, 0], [0, 2, 0]]
+
+
+def test_a_mesh_of_one_triangle_answers_as_the_triangle():
+    mesh, tri = TriangleMesh(ONE, [[0, 1, 2]]), Triangle(*ONE)
+    ball = translated(Sphere(0.2), (0.5, 0.5, 0.6))
+    assert distance(ball, mesh).distance == pytest.approx(0.4)
+    assert distance(ball, mesh).distance == pytest.approx(gjk.distance(ball, tri).distance)
+    hit = ray_cast(mesh, (0.5, 0.5, 2.0), (0.0, 0.0, -1.0))
+    assert (hit.t, hit.part) == (pytest.approx(2.0), 0)
+    drop = sweep(ball, mesh, (0.0, 0.0, -1.0))
+    assert drop.t == pytest.approx(0.4) and drop.part_b == 0
+    sunk = penetration(mesh, translated(Sphere(0.2), (0.5, 0.5, 0.15)))
+    assert sunk.depth == pytest.approx(0.05) and sunk.normal == pytest.approx([0, 0, 1])
+
+
+def test_duplicate_triangles_answer_as_one():
+    single, double = TriangleMesh(ONE, [[0, 1, 2]]), TriangleMesh(ONE, [[0, 1, 2], [0, 1, 2]])
+    ball = translated(Sphere(0.2), (0.5, 0.5, 0.15))        # sunk 0.05 into the face
+    assert distance(ball, double).intersecting and distance(ball, single).intersecting
+    assert signed_distance(ball, double) == signed_distance(ball, single) == pytest.approx(-0.05)
+    c = penetration(double, ball)
+    assert c.depth == pytest.approx(0.05) and c.normal == pytest.approx([0, 0, 1])
+    assert c.part_a in (0, 1)
+    assert ray_cast(double, (0.5, 0.5, 2.0), (0, 0, -1)).t == pytest.approx(2.0)
+
+
+def test_a_shape_touching_the_back_of_the_surface_is_inside_it():
+    # Behind the front face is solid: a crate touching the terrain from below is buried by its
+    # whole height; touching it from above it rests, at depth 0.
+    below = translated(Box((0.3, 0.3, 0.3)), (0.1, 0.1, -0.3))
+    above = translated(Box((0.3, 0.3, 0.3)), (0.1, 0.1, 0.3))
+    assert distance(below, terrain()).distance == 0.0 == distance(above, terrain()).distance
+    contact = penetration(terrain(), below)
+    assert contact.depth == pytest.approx(0.6) and contact.normal == pytest.approx([0, 0, 1])
+    assert signed_distance(below, terrain()) == pytest.approx(-0.6)
+    assert signed_distance(above, terrain()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_crate_sliding_on_the_terrain_touches_it_from_the_start():
+    crate = translated(Box((0.3, 0.3, 0.3)), (-1.0, 0.2, 0.3))     # resting on it
+    hit = sweep(crate, terrain(), (2.0, 0.0, 0.0))
+    assert hit.t == 0.0
+    lifted = translated(Box((0.3, 0.3, 0.3)), (-1.0, 0.2, 0.3 + 1e-9))
+    assert sweep(lifted, terrain(), (2.0, 0.0, 0.0)) is None
+
+
 # --- bad input -----------------------------------------------------------------------------------
 GOOD_V = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]
 
@@ -384,6 +447,12 @@ GOOD_V = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]]
     (np.zeros((0, 3)), [[0, 1, 2]], "vertices must not be empty"),
     (GOOD_V, [[0, 1]], r"triangles must be a \(T, 3\) array"),
     (GOOD_V, [[0, 1, 2.5]], "integer vertex indices"),
+    (GOOD_V, [[0, 1, np.nan]], "integer vertex indices"),
+    (GOOD_V, [[True, False, True]], "integer vertex indices"),
+    (GOOD_V, [["0", "1", "2"]], "integer vertex indices"),
+    ([[0, 0, 0], [1, 0, 0], [0, 1e41, 0]], [[0, 1, 2]], r"vertices\[2\] lies beyond"),
+    ([[0, 0, 0], [1e-41, 0, 0], [0, 1e-41, 0]], [[0, 1, 2]],
+     r"triangles\[0\] is only 1e-41 across, below the supported range"),
     ([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], r"vertices must be an \(N, 3\) array"),
 ])
 def test_bad_meshes_are_refused_by_name(vertices, triangles, message):

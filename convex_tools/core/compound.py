@@ -49,19 +49,18 @@ class ConcaveShape:
 
 
 def convex_part(name: str, value):
-    """A convex shape (anything with a support mapping and a box); a concave one is refused
-    with a message that says what to do instead."""
+    """``value`` as a convex shape with a box: a ``Shape`` as it is, a user's plain class with
+    ``support_xyz`` wrapped as every query wraps it (``validation.shape``); a concave one is
+    refused with a message that says what to do instead."""
     if isinstance(value, ConcaveShape):
         raise ValueError(f"{name} is a {type(value).__name__}, not a convex shape "
                          f"(a Compound's parts are convex: list their parts instead)")
-    validation.shape(name, value)
-    if not callable(getattr(value, "aabb", None)):
-        raise ValueError(f"{name} must have an aabb() method (a convex_tools shape)")
-    return value
+    return validation.shape(name, value)
 
 
 class Compound(ConcaveShape):
-    """A concave shape made of convex ``parts`` (each a shape, usually a ``Transformed`` one).
+    """A concave shape made of convex ``parts`` (each a shape, usually a ``Transformed`` one; a
+    user's plain class with ``support_xyz`` is kept wrapped, as the queries wrap it).
 
     ``names`` (optional, one string per part) label the parts in level reports, e.g. the
     collision-proxy objects they came from; without them a part is labelled ``"part 3"``.
@@ -78,8 +77,7 @@ class Compound(ConcaveShape):
         parts = tuple(parts)
         if not parts:
             raise ValueError("parts must not be empty (a Compound needs at least one part)")
-        for i, p in enumerate(parts):
-            convex_part(f"parts[{i}]", p)
+        parts = tuple(convex_part(f"parts[{i}]", p) for i, p in enumerate(parts))
         if names is not None:
             names = tuple(str(n) for n in names)
             if len(names) != len(parts):

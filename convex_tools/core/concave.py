@@ -100,8 +100,8 @@ class _Single:
 def _view(name, shape):
     if isinstance(shape, ConcaveShape):
         return shape
-    validation.shape(name, shape)
-    return _Single(shape)
+    # The adapted shape: a user's plain class gets its box (and range check) here, once.
+    return _Single(validation.shape(name, shape))
 
 
 def _count(stats):
@@ -647,7 +647,12 @@ def ray_cast(shape, origin, direction, max_t=math.inf, method: str = "auto",
 
 
 def _ray_triangle(mesh, i, o, d, max_t):
-    """Closed-form hit of the ray on triangle ``i`` (either side), or None."""
+    """Closed-form hit of the ray on triangle ``i`` (either side), or None.
+
+    A ray that starts on the triangle's plane but outside the triangle meets it, if at all,
+    only while running in the plane (along a flat floor, along a shared edge): that grazing
+    case is the convex ray cast's, which hits the triangle's rim as it hits a box's face.
+    """
     (ax, ay, az), (bx, by, bz), (cx, cy, cz) = mesh.corners(i)
     nx, ny, nz = mesh.normal_tuple(i)
     ox, oy, oz = (float(c) for c in o)
@@ -673,7 +678,7 @@ def _ray_triangle(mesh, i, o, d, max_t):
         # (e × q)·n: the hit's signed distance inside this edge, times the edge's length.
         inside = (ey * qz - ez * qy) * nx + (ez * qx - ex * qz) * ny + (ex * qy - ey * qx) * nz
         if inside < -EDGE_TOLERANCE * (ex * ex + ey * ey + ez * ez):
-            return None
+            return raycast.ray_cast(mesh.part(i), o, d, max_t) if t == 0.0 else None
     if t == 0.0:
         normal = (0.0, 0.0, 0.0)
     else:

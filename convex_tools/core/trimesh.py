@@ -17,10 +17,12 @@ boundary edges, and edges shared by more than two triangles or by triangles woun
 — and the vertices they end at allow a contact normal other than the face's (after Jolt's
 active-edge treatment).
 
-**Bad input** raises ValueError naming it: non-finite vertices (``vertices[i]``), indices out of
-range, and degenerate triangles — a repeated vertex index or zero area (``triangles[i]``), which
-have no front face. ``drop_degenerate=True`` leaves the degenerate ones out instead (their
-number is ``dropped``; results still report triangles by their index in the input array).
+**Bad input** raises ValueError naming it: non-finite vertices or vertices beyond the supported
+range (``vertices[i]``), indices that are not integers or out of range, and degenerate
+triangles — a repeated vertex index, zero area, or less than the supported range's smallest
+size across (``triangles[i]``), which have no front face. ``drop_degenerate=True`` leaves the
+degenerate ones out instead (their number is ``dropped``; results still report triangles by
+their index in the input array).
 """
 
 from __future__ import annotations
@@ -129,17 +131,24 @@ class TriangleMesh(ConcaveShape):
         v = _vertices(vertices)
         t = _triangles(triangles, len(v))
         corners = v[t]                                         # (T, 3, 3)
+        edges = corners - np.roll(corners, 1, axis=1)
+        # A triangle less than MIN_SIZE across is out of the supported range (its squared
+        # lengths underflow): degenerate too, and said so.
+        span = np.max(np.abs(edges), axis=(1, 2))
+        tiny = (span > 0.0) & (span < validation.MIN_SIZE)
         cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
         area2 = np.linalg.norm(cross, axis=1)
-        longest2 = np.max(np.sum((corners - np.roll(corners, 1, axis=1)) ** 2, axis=2), axis=1)
+        longest2 = np.max(np.sum(edges ** 2, axis=2), axis=1)
         repeated = (t[:, 0] == t[:, 1]) | (t[:, 1] == t[:, 2]) | (t[:, 2] == t[:, 0])
-        flat = repeated | (area2 <= DEGENERATE_AREA * longest2)
+        flat = repeated | tiny | (area2 <= DEGENERATE_AREA * longest2)
         source = np.arange(len(t))
         if flat.any():
             bad = np.flatnonzero(flat)
             if not drop_degenerate:
                 k = int(bad[0])
-                why = "repeats a vertex" if repeated[k] else "has zero area"
+                why = "repeats a vertex" if repeated[k] else (
+                    f"is only {span[k]:.3g} across, below the supported range's "
+                    f"{validation.MIN_SIZE:g}" if tiny[k] else "has zero area")
                 raise ValueError(
                     f"triangles[{k}] {why} ({t[k].tolist()}); {len(bad)} degenerate "
                     f"triangle{'s' * (len(bad) != 1)} in all (drop_degenerate=True leaves "
@@ -277,6 +286,10 @@ def _vertices(value) -> np.ndarray:
     if len(bad):
         raise ValueError(f"vertices[{int(bad[0])}] is not finite ({v[bad[0]].tolist()}); "
                          f"{len(bad)} non-finite vertex row{'s' * (len(bad) != 1)} in all")
+    far = np.flatnonzero(np.any(np.abs(v) > validation.MAX_COORDINATE, axis=1))
+    if len(far):
+        raise ValueError(f"vertices[{int(far[0])}] lies beyond ±{validation.MAX_COORDINATE:g} "
+                         f"(the supported range): {v[far[0]].tolist()}")
     return v
 
 
@@ -290,7 +303,7 @@ def _triangles(value, n_vertices) -> np.ndarray:
     if len(raw) == 0:
         raise ValueError("triangles must not be empty")
     if raw.dtype.kind not in "iu":
-        as_float = np.asarray(raw, dtype=float) if raw.dtype.kind in "fb" else None
+        as_float = np.asarray(raw, dtype=float) if raw.dtype.kind == "f" else None
         if as_float is None or not np.all(as_float == np.round(as_float)):
             raise ValueError("triangles must hold integer vertex indices")
     t = np.array(raw, dtype=np.int64)

@@ -108,7 +108,7 @@ def test_two_triangle_meshes_are_never_checked_against_each_other(addon):
 
 
 def test_findings_name_their_parts_in_every_report(addon, tmp_path):
-    from convex_tools import cli
+    from convex_tools import cli, overlay
 
     terrain()
     boxes("Crate", [((0.3, 0.2, -0.1), (1.3, 1.2, 0.9))])
@@ -117,13 +117,25 @@ def test_findings_name_their_parts_in_every_report(addon, tmp_path):
     out = tmp_path / "out.txt"
     with open(out, "w") as stream:
         result = cli.run([str(path), "--json", str(tmp_path / "r.json"),
-                          "--csv", str(tmp_path / "r.csv")], out=stream, err=stream)
+                          "--csv", str(tmp_path / "r.csv"), "--picture",
+                          str(tmp_path / "f.png"), "--picture-size", "64x40"],
+                         out=stream, err=stream)
     assert result.code == 1
     (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
     assert finding["part_a"] is None and finding["part_b"].startswith("triangle ")
     header, row = (tmp_path / "r.csv").read_text().splitlines()[:2]
     assert header.endswith("part_a,part_b") and row.endswith("," + finding["part_b"])
     assert f"Terrain [{finding['part_b']}]" in out.read_text()
+    # The picture outlines the terrain's triangle that touches (3 edges at z = 0, by the crate),
+    # not the terrain's 10 m box; the crate's box edges lie at z = -0.1 and 0.9.
+    assert (tmp_path / "f.png").exists()
+    (drawing,) = overlay.drawings([level_check.OVERLAY_KEY])
+    ground = [(a, b) for a, b, role in drawing.lines if role == OVERLAP
+              and abs(a[2]) < 1e-9 and abs(b[2]) < 1e-9]
+    assert len(ground) == 3
+    ends = np.array([p for segment in ground for p in segment])
+    assert np.all((ends[:, 0] >= -0.5) & (ends[:, 0] <= 2.0) & (ends[:, 1] >= -0.5)
+                  & (ends[:, 1] <= 2.0))
 
 
 def test_the_check_level_operator_lists_the_parts_and_draws_the_touching_part(addon):
@@ -147,7 +159,20 @@ def test_the_check_level_operator_lists_the_parts_and_draws_the_touching_part(ad
 
 
 # --- operators --------------------------------------------------------------------------------
+def outlined_corners(drawing):
+    """The ends of a drawing's part outlines (role "part"), rounded."""
+    return {tuple(np.round(p, 6)) for a, b, role in drawing.lines if role == "part"
+            for p in (a, b)}
+
+
+def box_corners(lower, upper):
+    return {(float(x), float(y), float(z)) for x in (lower[0], upper[0])
+            for y in (lower[1], upper[1]) for z in (lower[2], upper[2])}
+
+
 def test_distance_operator_names_and_draws_the_nearest_part(arch_and_pillar):
+    from convex_tools import overlay
+
     arch, pillar = arch_and_pillar
     select(pillar, arch, active=arch)
     assert bpy.ops.object.convex_distance() == {'FINISHED'}
@@ -155,6 +180,9 @@ def test_distance_operator_names_and_draws_the_nearest_part(arch_and_pillar):
     assert result.distance == pytest.approx(0.4) and result.part_b == 2
     assert bpy.context.scene.convex_tools.last_result == \
         "Distance Pillar – Arch (part 2): 0.4"
+    # The lintel (part 2) is outlined, and only it: its eight corners.
+    (drawing,) = overlay.drawings(["query"])
+    assert outlined_corners(drawing) == box_corners(*ARCH[2])
 
 
 def test_ray_cast_operator_reports_the_triangle_it_hits(addon):
@@ -217,7 +245,7 @@ def test_show_shapes_draws_every_part(arch_and_pillar):
 
 
 def test_watch_measures_a_compound_pair_as_it_moves(arch_and_pillar):
-    from convex_tools import watch
+    from convex_tools import overlay, watch
 
     arch, pillar = arch_and_pillar
     settings = bpy.context.scene.convex_tools
@@ -230,6 +258,9 @@ def test_watch_measures_a_compound_pair_as_it_moves(arch_and_pillar):
     bpy.context.view_layer.update()
     watch.refresh(bpy.context.scene)
     assert item.result == "d = 0.2 (- / part 1)"
+    # Its drawing outlines the right leg, the part now nearest.
+    drawings = [d for d in overlay.drawings() if outlined_corners(d)]
+    assert [outlined_corners(d) for d in drawings] == [box_corners(*ARCH[1])]
 
 
 # --- loose parts ------------------------------------------------------------------------------

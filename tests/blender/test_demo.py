@@ -26,7 +26,11 @@ def demo(tmp_path_factory):
 def test_demo_sh_builds_checks_and_matches_the_readme(demo):
     done, tmp_path = demo
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Demo OK: the check found exactly the 29 planted problems" in done.stdout
+    planted = re.search(r"Demo OK: the check found exactly the (\d+) planted problems",
+                        done.stdout)
+    assert planted, done.stdout
+    planted = int(planted.group(1))
+    assert planted == 29
     built = re.search(r"Built the demo level: (\d+) props and concave set pieces .* on a floor, "
                       r"(\d+) objects in all", done.stdout)
     assert built, done.stdout
@@ -38,6 +42,9 @@ def test_demo_sh_builds_checks_and_matches_the_readme(demo):
         readme = " ".join(f.read().split())
     assert f"{props} props of every shape kind" in readme
     assert f"on a floor, {objects} objects in all. It checks {checked} of them" in readme
+    assert f"It finds exactly the {planted} problems planted" in readme
+    # One finding per planted problem: none found twice (the script compares sets).
+    assert len(report["findings"]) == planted
     assert "Saved as" not in done.stdout and "EGL" not in done.stderr
 
 

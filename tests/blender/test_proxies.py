@@ -143,6 +143,22 @@ def test_godot_colonly_stands_in_as_a_mesh_and_suffixes_mark_objects_themselves(
     assert stats.objects == 4          # Wall (through Wall-colonly), Ground-col, Rock, Cliff
 
 
+def test_a_godot_convcolonly_proxy_stands_in_as_a_convex_hull(addon):
+    # The rock's collision reaches 1 m out where its look is a 0.2 m slab: a crate 0.6 m out
+    # overlaps the collision by 0.4, the look not at all.
+    rock = boxes("Rock", [((0, 0, 0), (4, 0.2, 3))])
+    boxes("Rock-convcolonly", [((0, 0, 0), (4, 1, 3))])
+    boxes("Crate", [((0, 0.6, 0), (1, 1.6, 1))])
+    bpy.context.view_layer.update()
+    assert objects.describe(rock) == "Godot -convcolonly proxy: 1 hull"
+    assert list(api.shape_from_object(rock).names) == ["Rock-convcolonly"]
+    stats = Stats()
+    (f,) = level_check.check_scene(stats=stats)
+    assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Rock")
+    assert f.distance == pytest.approx(-0.4) and f.part_b == "Rock-convcolonly"
+    assert stats.objects == 2
+
+
 # --- Compound Parent rigid bodies ----------------------------------------------------------------
 def test_a_compound_parent_is_made_of_its_rigid_body_children(addon):
     # The parent's own mesh (a big block) is not part of its compound, as in Blender.
