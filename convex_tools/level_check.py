@@ -71,7 +71,8 @@ class LevelRun:
 
     def __init__(self, objects=None, clearance=0.0, *, collection=None, ignore=(),
                  ignore_pairs=(), clearances=None, touch_tolerance=TOUCH_TOLERANCE,
-                 depsgraph=None, scene=None, context=None, share_shapes=True) -> None:
+                 depsgraph=None, scene=None, context=None, share_shapes=True,
+                 batched=True) -> None:
         t0 = time.perf_counter()
         context = context or bpy.context
         self.scene = scene or context.scene
@@ -92,6 +93,7 @@ class LevelRun:
         core_level._non_negative("touch_tolerance", touch_tolerance)
         core_level._pair_patterns(ignore_pairs)
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
+        self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
@@ -220,7 +222,7 @@ class LevelRun:
         self.times["aabbs"] = time.perf_counter() - t0
         self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, per_object,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
-                                aabbs=aabbs, table=table)
+                                aabbs=aabbs, table=table, batched=self.batched)
 
 
 # Objects converted per step of ``LevelRun.step`` (a few milliseconds of work).
@@ -498,7 +500,10 @@ class SharedShapes:
                 if mod.type not in SHAREABLE_MODIFIERS:
                     return None
                 modifiers.append((mod.type, _rna_key(mod)))
-            rigid_body = _rna_key(rigid) if rigid is not None else None
+            # What of a rigid body makes its shape (``objects``: the collision shape, and the
+            # margin of a convex hull); reading all of its settings cost ~20 µs an object.
+            rigid_body = (rigid.collision_shape, rigid.use_margin,
+                          rigid.collision_margin) if rigid is not None else None
         except _Unshareable:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()

@@ -1,13 +1,21 @@
-"""Level check at scale: 1k / 10k / 50k scattered objects at a fixed density, end to end; and
-levels with concave objects beside a convex-only level of the same size.
+"""Level check at scale: 1k / 10k / 100k scattered objects at a fixed density, end to end, three
+ways; and levels with concave objects beside a convex-only level of the same size.
 
 Each level is built by ``demo_level.build_scattered_level`` (one prop per 9 m² of floor: shared
 primitive meshes, non-uniform scales, rigid-body primitives, a few meshes with modifiers), saved,
 and opened again; the time is then ``check_scene`` on the open file, the way a user runs it
-(object -> shape conversion included), split by phase. Each size is opened and checked
-``REPEATS`` times from scratch (hull cache emptied); the medians are printed, and the growth
-factor says how the time per object changes from one size to the next (1.0 = linear). A last
-row checks a level where no two objects share geometry: the cost of one hull per object.
+(object -> shape conversion included, the hull cache emptied first), split by phase. Each size
+is checked in three modes, each on the file opened afresh:
+
+- *single*: every candidate pair by the single queries, in this process (the check as it was
+  before the batched engine);
+- *batched*: the batched engine screens the pairs, the single queries measure the rest;
+- *batched+jobs*: as batched, the single queries shared out to one worker process per core.
+
+The findings of the three must be the same byte for byte (the JSON reports are compared). The
+columns give, per mode, the check's wall time, the narrow phase's µs per candidate pair (after
+the box cull) and the whole check's µs per object. A last row checks a level where no two
+objects share geometry: the cost of one hull per object.
 
 Concave levels (issue 11), at ``CONCAVE_SIZE`` objects and the same density, each beside the
 convex-only level of that size (its "× convex" column is the ratio of µs per object):
@@ -18,8 +26,8 @@ convex-only level of that size (its "× convex" column is the ratio of µs per o
   hills) whose Shape is Triangle Mesh, most 6–30 cm clear of the ground, a tenth within the
   clearance, a twentieth sunk up to 5 cm (``demo_level.build_terrain_level``).
 
-    python scripts/bench.py level                  # 1k, 10k, 50k, 1k unique; 10k concave levels
-    python scripts/bench.py level --configs 1000   # only the scattered sizes up to 1k, then the same
+    python scripts/bench.py level                  # 1k, 10k, 100k, 1k unique; 10k concave levels
+    python scripts/bench.py level --configs 10000  # only the scattered sizes up to 10k
     python scripts/bench.py level --quick          # 300, 1k, 200 unique; 1k concave (20k triangles)
 """
 
@@ -31,15 +39,17 @@ import sys
 import tempfile
 import time
 
-SIZES = (1_000, 10_000, 50_000)
+SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (300, 1_000)
 # The worst case besides: every object its own geometry (no instancing, no shared hulls).
 UNIQUE_SIZE = 1_000
 QUICK_UNIQUE_SIZE = 200
-REPEATS = 3            # opens + checks per size (median reported)
+REPEATS = 3            # opens + checks per size and mode (median reported)
 REPEATS_LARGE = 1      # for sizes above LARGE (each run is long and barely noisy)
 LARGE = 20_000
 CLEARANCE = 0.05
+# (label, batched, jobs): jobs None is one worker process per core.
+MODES = (("single", False, 1), ("batched", True, 1), ("batched+jobs", True, None))
 
 PHASES = ("collect", "shapes", "aabbs", "broad_phase", "cull", "narrow_phase")
 
@@ -48,23 +58,22 @@ CONCAVE_SIZE, QUICK_CONCAVE_SIZE = 10_000, 1_000
 TERRAIN_CELLS, QUICK_TERRAIN_CELLS = 224, 100
 
 
-def _check_once(path):
+def _check_once(path, batched=True, jobs=1):
     """Open ``path`` and check it as a fresh Blender session would: the hull cache (which a
-    session keeps across files) is emptied first."""
+    session keeps across files) is emptied first. (open s, check s, stats, findings, concave
+    objects)."""
     import bpy
 
     from convex_tools import level_check, objects
-    from convex_tools.core.level import Stats
 
     objects.clear_cache()
     t0 = time.perf_counter()
     bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
     t1 = time.perf_counter()
-    stats = Stats()
-    level_run = level_check.LevelRun(None, CLEARANCE)
-    findings = level_run.run()
+    level_run = level_check.LevelRun(None, CLEARANCE, batched=batched)
+    findings = level_run.run(jobs=jobs)
     t2 = time.perf_counter()
-    stats.__dict__.update(level_run.stats.__dict__)
+    stats = level_run.stats
     concave = sum(objects.is_concave(level_run.check.shapes[i])
                   for i in range(len(level_run.names)))
     return t1 - t0, t2 - t1, stats, findings, concave
@@ -94,41 +103,55 @@ def run(args):
 def _run(args, demo_level):
     import bpy
 
+    from convex_tools.core.level import default_jobs
+
     sizes = QUICK_SIZES if args.quick else SIZES
     if getattr(args, "configs", None):
         sizes = tuple(s for s in sizes if s <= args.configs) or sizes[:1]
-    print(f"clearance {CLEARANCE} m, one object per 9 m² of floor; times in seconds, medians of "
-          f"{REPEATS} opens+checks ({REPEATS_LARGE} above {LARGE:,} objects)")
-    header = (f"{'objects':>8} {'built':>6} {'pairs':>7} {'found':>6} {'open':>6} {'check':>7} "
-              + " ".join(f"{p:>12}" for p in PHASES) + f" {'µs/object':>10} {'growth':>7}")
-    print(header)
-    previous = None
-    runs_to_do = [(n, False) for n in sizes]
-    runs_to_do.append((QUICK_UNIQUE_SIZE if args.quick else UNIQUE_SIZE, True))
+    print(f"clearance {CLEARANCE} m, one object per 9 m² of floor; wall times in seconds, "
+          f"medians of {REPEATS} opens+checks ({REPEATS_LARGE} above {LARGE:,} objects); "
+          f"batched+jobs uses {default_jobs()} processes")
+    print(f"{'objects':>8} {'built':>6} {'cands':>7} {'pairs':>7} {'found':>6} {'open':>6} "
+          + " ".join(f"{m + ' s':>15} {'µs/pair':>8} {'µs/obj':>7}" for m, _, _ in MODES)
+          + "  same")
     with tempfile.TemporaryDirectory(prefix="convex_level_bench_") as folder:
-        for n, unique in runs_to_do:
-            if unique:
-                print("every object with its own geometry (nothing shared; a first check builds "
-                      "one hull per object):")
-                previous = None
+        for n in sizes:
             t = time.perf_counter()
-            demo_level.build_scattered_level(n, unique=unique)
-            row = _measure(folder, f"level_{n}{'_unique' if unique else ''}", n,
-                           1 if unique else (REPEATS if n <= LARGE else REPEATS_LARGE),
-                           time.perf_counter() - t)
-            per_object = row["check"] / n
-            growth = "" if previous is None else f"{per_object / previous:7.2f}"
-            previous = per_object
-            print(_line(f"{n:>8,}", row, n) + f" {growth:>7}   (built in {row['build']:.1f} s)",
-                  flush=True)
+            demo_level.build_scattered_level(n)
+            built = time.perf_counter() - t
+            repeats = REPEATS if n <= LARGE else REPEATS_LARGE
+            rows = _measure_modes(folder, f"level_{n}", repeats)
+            first = rows[0]
+            stats = first["stats"]
+            line = (f"{n:>8,} {stats.shapes_made:>6,} {stats.candidates:>7,} "
+                    f"{stats.narrow:>7,} {len(first['findings']):>6} {first['open']:>6.2f}")
+            for row in rows:
+                candidates = max(1, row["stats"].candidates)
+                line += (f" {row['check']:>15.2f} {1e6 * row['phases']['narrow_phase'] / candidates:>8.1f}"
+                         f" {1e6 * row['check'] / n:>7.1f}")
+            same = all(r["report"] == first["report"] for r in rows)
+            print(line + f"  {'yes' if same else 'NO'}   (built in {built:.1f} s; phases of "
+                  f"batched+jobs: " + ", ".join(f"{p} {rows[-1]['phases'][p]:.2f}"
+                                                for p in PHASES) + ")", flush=True)
         print("built: shapes built by shape_from_object (the others are instances of one of "
-              "them, moved by their matrix); pairs: pairs measured by GJK after the broad "
-              "phase; growth: µs/object relative to the previous size (1.00 = linear)")
+              "them, moved by their matrix); cands: candidate pairs of the broad phase; pairs: "
+              "after the box cull; µs/pair: narrow phase per candidate pair; µs/obj: the whole "
+              "check per object; same: the three reports equal byte for byte")
+
+        n = QUICK_UNIQUE_SIZE if args.quick else UNIQUE_SIZE
+        print("\nevery object with its own geometry (nothing shared; a first check builds one "
+              "hull per object), batched+jobs:")
+        print(f"{'objects':>8} {'built':>6} {'pairs':>7} {'found':>6} {'open':>6} {'check':>7} "
+              + " ".join(f"{p:>12}" for p in PHASES) + f" {'µs/object':>10}")
+        demo_level.build_scattered_level(n, unique=True)
+        row = _measure(folder, f"level_{n}_unique", n, REPEATS, 0.0)
+        print(_line(f"{n:>8,}", row, n), flush=True)
 
         n = QUICK_CONCAVE_SIZE if args.quick else CONCAVE_SIZE
         cells = QUICK_TERRAIN_CELLS if args.quick else TERRAIN_CELLS
         print(f"\nconcave levels, {n:,} objects each (same density, clearance, medians of "
-              f"{REPEATS}); × convex: µs per object relative to the convex-only level")
+              f"{REPEATS}, batched+jobs); × convex: µs per object relative to the convex-only "
+              f"level")
         print(f"{'level':>14} {'built':>6} {'pairs':>7} {'found':>6} {'open':>6} {'check':>7} "
               + " ".join(f"{p:>12}" for p in PHASES) + f" {'µs/object':>10} {'× convex':>8}")
         builders = [("convex-only", lambda: demo_level.build_scattered_level(n)),
@@ -148,13 +171,34 @@ def _run(args, demo_level):
         bpy.ops.wm.read_factory_settings(use_empty=True)
 
 
+def _measure_modes(folder, name, repeats):
+    """Save the level built in the open scene; check it ``repeats`` times in each mode."""
+    import bpy
+
+    from convex_tools.core.level import report_json
+
+    path = os.path.join(folder, f"{name}.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    rows = []
+    for _, batched, jobs in MODES:
+        runs = [_check_once(path, batched, jobs) for _ in range(repeats)]
+        rows.append({"open": statistics.median(r[0] for r in runs),
+                     "check": statistics.median(r[1] for r in runs),
+                     "phases": {p: statistics.median(r[2].times.get(p, 0.0) for r in runs)
+                                for p in PHASES},
+                     "stats": runs[0][2], "findings": runs[0][3],
+                     "report": report_json(runs[0][3])})
+    os.remove(path)
+    return rows
+
+
 def _measure(folder, name, n, repeats, build_seconds):
     """Save the level built in the open scene, then open and check it ``repeats`` times."""
     import bpy
 
     path = os.path.join(folder, f"{name}.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
-    runs = [_check_once(path) for _ in range(repeats)]
+    runs = [_check_once(path, True, None) for _ in range(repeats)]
     stats, findings = runs[0][2], runs[0][3]
     row = {"build": build_seconds, "stats": stats, "findings": findings,
            "open": statistics.median(r[0] for r in runs),
