@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from convex_tools.core import (Box, Capsule, Compound, Cone, ConvexHullOf, Cylinder, Disc,
                                Ellipsoid, Hull, MinkowskiSum, Point, Rectangle, RoundBox,
                                Segment, Sphere, Transformed, distance, query_all, translated)
-from convex_tools.core import batch
+from convex_tools.core import batch, batch_epa, penetration
 from convex_tools.core.level import LevelCheck, check_shapes, run_to_end
 from convex_tools.core.placement import (CONE, HULL, OTHER, POLY, ROUND, LazyShapes, Placed,
                                          PoseTable, world_aabbs)
@@ -193,14 +193,75 @@ def test_screen_certifies_only_true_clearances_and_overlaps(rng):
     pairs = rng.integers(0, 400, size=(1200, 2))
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     need = rng.choice((0.0, 0.05, 0.5), size=len(pairs))
-    clear, deep = batch.screen(PoseTable.from_shapes(shapes), pairs, need)
+    sc = batch.screen(PoseTable.from_shapes(shapes), pairs, need)
+    clear, deep = sc.clear, sc.deep
     assert clear.any() and deep.any() and not (clear & deep).any()
+    assert sc.measured.any() and not (sc.measured & ~deep).any()
     for k, (i, j) in enumerate(pairs.tolist()):
         single = distance(shapes[i], shapes[j])
         if clear[k]:
             assert not single.intersecting and single.distance >= need[k]
         if deep[k]:
             assert single.intersecting
+
+
+def polytope_set(rng, n, spread=1.2):
+    flat = Hull(rng.normal(size=(12, 3)) * (1.0, 1.0, 0.0))
+    kinds = [Box((1, 1, 1)), Box((0.3, 1.2, 0.5)), Hull(rng.normal(size=(50, 3))),
+             Hull(rng.normal(size=(8, 3))), Hull(rng.normal(size=(300, 3))), Sphere(0.7),
+             Capsule(0.4, 0.8), RoundBox((0.5, 0.5, 0.5), 0.2), Segment(1.0), Point(),
+             Rectangle((0.8, 0.5)), flat]
+    return [Transformed(kinds[rng.integers(len(kinds))], pose(rng, spread))
+            for _ in range(n)]
+
+
+def test_batched_depths_equal_the_single_epa(rng):
+    """Overlapping polytope cores (boxes, hulls, flat hulls, points, segments, and the cores of
+    spheres, capsules and round boxes): the batched EPA's depth and normal are EPA's, and its
+    contact satisfies the contract."""
+    shapes = polytope_set(rng, 2400)
+    pairs = np.arange(2400).reshape(-1, 2)
+    sc = batch.screen(PoseTable.from_shapes(shapes), pairs, np.zeros(len(pairs)))
+    assert sc.measured.sum() >= 0.9 * sc.deep.sum() > 200
+    for k in np.flatnonzero(sc.measured).tolist():
+        a, b = shapes[pairs[k, 0]], shapes[pairs[k, 1]]
+        single = penetration(a, b)
+        scale = max(size(a), size(b))
+        assert sc.depth[k] == pytest.approx(single.depth, abs=1e-10 * scale)
+        np.testing.assert_allclose(sc.normal[k], single.normal, atol=1e-9)
+        assert np.linalg.norm(sc.normal[k]) == pytest.approx(1.0, abs=1e-12)
+        np.testing.assert_allclose(sc.point_a[k] - sc.point_b[k], sc.depth[k] * sc.normal[k],
+                                   atol=1e-12 * scale)
+        for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
+            assert off_shape(shape, point) <= 1e-9 * scale
+        # Moving A back by the depth leaves the two touching.
+        moved = Transformed(a.shape, _shifted(a.matrix, -sc.depth[k] * sc.normal[k]))
+        assert abs(distance(moved, b).distance) <= 1e-9 * scale
+
+
+def _shifted(matrix, offset):
+    m = np.array(matrix)
+    m[:3, 3] += offset
+    return m
+
+
+def test_batched_epa_hands_over_what_it_cannot_finish(rng):
+    shapes = polytope_set(rng, 400)
+    pairs = np.arange(400).reshape(-1, 2)
+    table = PoseTable.from_shapes(shapes)
+    res = batch.run(table, pairs[:, 0], pairs[:, 1])
+    rows = np.flatnonzero(np.isfinite(res.tet_a[:, 0, 0]))
+    # With a cap of two support calls no pair can finish: every one falls back, none answers.
+    saved = batch_epa.MAX_ITERATIONS
+    batch_epa.MAX_ITERATIONS = 2
+    try:
+        out = batch_epa.run(table, pairs[rows, 0], pairs[rows, 1], res.tet_a[rows],
+                            res.tet_b[rows])
+    finally:
+        batch_epa.MAX_ITERATIONS = saved
+    finished = out.code == batch_epa.CONVERGED
+    assert (out.support_calls[finished] <= 2).all()
+    assert np.isnan(out.depth[~finished]).all() and (~finished).any()
 
 
 @settings(max_examples=60, deadline=None)
@@ -238,14 +299,28 @@ def level(rng, n=300):
 
 
 def test_level_findings_do_not_depend_on_the_batch_or_the_jobs(rng):
+    from convex_tools.core.level import report_json
+
     shapes, names = level(rng)
     single = check_shapes(shapes, names, clearance=0.1, batched=False)
     batched = check_shapes(shapes, names, clearance=0.1)
     parallel = check_shapes(shapes, names, clearance=0.1, jobs=2)
-    assert single and batched == single and parallel == single
-    # Byte for byte: the reports are equal text.
-    from convex_tools.core.level import report_json
-    assert report_json(parallel) == report_json(single)
+    # The jobs change nothing, byte for byte.
+    assert batched and report_json(parallel) == report_json(batched)
+    # The batch finds the same pairs, kinds and distances as the single queries (its depths
+    # are EPA's to rounding; witness points may differ only where the contact is a segment
+    # or a face, any point of which is a witness).
+    assert [(f.object_a, f.object_b, f.kind) for f in batched] == \
+        [(f.object_a, f.object_b, f.kind) for f in single]
+    index = {n: k for k, n in enumerate(names)}
+    for f, g in zip(batched, single):
+        a, b = shapes[index[f.object_a]], shapes[index[f.object_b]]
+        scale = max(size(a), size(b))
+        assert f.distance == pytest.approx(g.distance, abs=1e-9 * scale)
+        for point, shape in ((f.point_a, a), (f.point_b, b)):
+            assert off_shape(shape, point) <= 1e-9 * scale
+    assert sum(np.allclose(f.point_a, g.point_a, atol=1e-9) for f, g in zip(batched, single)) \
+        >= 0.9 * len(single)
 
 
 def test_level_workers_share_out_the_single_queries(rng, monkeypatch):
@@ -256,7 +331,8 @@ def test_level_workers_share_out_the_single_queries(rng, monkeypatch):
     check = LevelCheck(shapes, names, clearance=0.2)
     found = run_to_end(check, jobs=2)
     assert check.finished and check.stats.times["jobs"] == 2
-    assert check.stats.single + check.stats.batch_clear == check.total
+    stats = check.stats
+    assert stats.single + stats.batch_clear + stats.batch_depths == check.total
     assert found == check_shapes(shapes, names, clearance=0.2, jobs=1)
 
 

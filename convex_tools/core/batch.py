@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import gjk, simplex
-from .placement import OTHER, PoseTable
+from . import batch_epa, gjk, simplex
+from .placement import HULL, OTHER, POLY, PoseTable
 from .results import DistanceResult, Status
 
 MAX_ITERATIONS = gjk.MAX_ITERATIONS
@@ -58,6 +58,9 @@ CLEAR_SLACK = 1e-8
 # Pairs per pass: bounds the state arrays (about 400 bytes a pair) and keeps each array
 # operation long enough that numpy's per-call overhead is small against it.
 CHUNK_PAIRS = 16_384
+
+# Families whose cores are polytopes: their overlaps get their depth from ``batch_epa``.
+POLYTOPE_FAMILIES = (POLY, HULL)
 
 # Status codes of the state arrays (``STATUS_OF`` gives the ``Status``).
 RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = range(7)
@@ -84,6 +87,10 @@ class BatchDistances:
         self.support_calls = np.zeros(k, dtype=np.int64)
         self.lower = np.full(k, -np.inf)
         self.deep = np.zeros(k, dtype=bool)
+        self.tet_a = np.full((k, 4, 3), np.nan)    # deep pairs: GJK's last tetrahedron
+        self.tet_b = np.full((k, 4, 3), np.nan)
+        self.core_a = np.full((k, 3), np.nan)      # the closest points of the cores
+        self.core_b = np.full((k, 3), np.nan)
 
     @property
     def fallback(self) -> np.ndarray:
@@ -106,12 +113,74 @@ def run(table: PoseTable, ia, ib, need=None) -> BatchDistances:
     return out
 
 
-def screen(table: PoseTable, pairs, need) -> tuple:
-    """(clear, deep) for the rows of ``pairs`` (P, 2): which are certified at least ``need``
-    (P,) apart, and which are certified to overlap (``BatchDistances.deep``)."""
+class Screened:
+    """What ``screen`` found for each pair: ``clear`` (certified at least its ``need`` apart),
+    ``deep`` (certified to overlap) and, for the deep pairs it measured (``measured``), the
+    penetration: ``depth``, ``normal`` (K, 3) from A toward B, ``point_a``, ``point_b``
+    (K, 3), as ``penetration(a, b)`` gives them."""
+
+    def __init__(self, res: BatchDistances):
+        k = len(res.code)
+        self.clear = res.code == CLEAR
+        self.deep = res.deep
+        self.measured = np.zeros(k, dtype=bool)
+        self.depth = np.full(k, np.nan)
+        self.normal = np.full((k, 3), np.nan)
+        self.point_a = np.full((k, 3), np.nan)
+        self.point_b = np.full((k, 3), np.nan)
+
+
+def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
+    """Screen the rows of ``pairs`` (P, 2) for the level check: which are certified at least
+    ``need`` (P,) apart, which certainly overlap, and (``depths``) the penetration of the
+    overlapping pairs whose cores are polytopes (``batch_epa``; rounded shapes get their
+    margins added along the normal, as ``penetration`` adds them), or of rounded shapes whose
+    cores are apart (then exact from GJK on the cores: margins − core distance)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    res = run(table, pairs[:, 0], pairs[:, 1], need=need)
-    return res.code == CLEAR, res.deep
+    ia, ib = pairs[:, 0], pairs[:, 1]
+    res = run(table, ia, ib, need=need)
+    out = Screened(res)
+    if not depths or not res.deep.any():
+        return out
+    ma, mb = table.margin[ia], table.margin[ib]
+    # Rounded shapes whose cores are apart by less than their margins: depth margins − d
+    # along the core separation; res holds the points on the full shapes (moved out by their
+    # margins), from which the core points come back by the margins along the normal.
+    within = res.deep & ~np.isfinite(res.tet_a[:, 0, 0]) & ((ma > 0.0) | (mb > 0.0))
+    if within.any():
+        rows = np.flatnonzero(within)
+        _core_contacts(res, rows, ma, mb, out)
+    tet = res.deep & np.isfinite(res.tet_a[:, 0, 0]) \
+        & np.isin(table.family[ia], POLYTOPE_FAMILIES) \
+        & np.isin(table.family[ib], POLYTOPE_FAMILIES)
+    rows = np.flatnonzero(tet)
+    if len(rows):
+        contacts = batch_epa.run(table, ia[rows], ib[rows], res.tet_a[rows], res.tet_b[rows])
+        ok = contacts.code == batch_epa.CONVERGED
+        rows, n = rows[ok], contacts.normal[ok]
+        margins = (ma + mb)[rows]
+        out.measured[rows] = True
+        out.depth[rows] = contacts.depth[ok] + margins
+        out.normal[rows] = n
+        out.point_a[rows] = contacts.point_a[ok] + ma[rows, None] * n
+        out.point_b[rows] = contacts.point_b[ok] - mb[rows, None] * n
+    return out
+
+
+def _core_contacts(res, rows, ma, mb, out):
+    """Penetrations of rounded pairs whose cores are apart by d < margins (seed 001 §2.3.4):
+    depth margins − d along the cores' separation (``penetration._from_gjk``)."""
+    ca, cb = res.core_a[rows], res.core_b[rows]
+    sep = cb - ca
+    d = np.sqrt((sep * sep).sum(axis=1))
+    good = d > 0.0
+    rows, ca, cb, sep, d = rows[good], ca[good], cb[good], sep[good], d[good]
+    n = sep / d[:, None]
+    out.measured[rows] = True
+    out.depth[rows] = ma[rows] + mb[rows] - d
+    out.normal[rows] = n
+    out.point_a[rows] = ca + ma[rows, None] * n
+    out.point_b[rows] = cb - mb[rows, None] * n
 
 
 def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
@@ -470,6 +539,8 @@ class _Results:
         self.calls = np.zeros(k, dtype=np.int64)
         self.inside = np.zeros(k)          # how deep the origin is in the final tetrahedron
         self.slack = np.zeros(k)           # CLEAR_SLACK of the pair's size and coordinates
+        self.tet_a = np.full((k, 4, 3), np.nan)    # that tetrahedron's support points on A
+        self.tet_b = np.full((k, 4, 3), np.nan)    # ... and on B (where EPA starts)
 
     def store(self, rows, st, srows, codes):
         self.code[rows] = codes
@@ -482,6 +553,8 @@ class _Results:
         tet = np.flatnonzero((codes == INTERSECTING) & (st.n[srows] == 4))
         if len(tet):
             self.inside[rows[tet]] = _inradius_bound(st.W[:, :, srows[tet]])
+            self.tet_a[rows[tet]] = st.A[:, :, srows[tet]].transpose(2, 0, 1)
+            self.tet_b[rows[tet]] = st.B[:, :, srows[tet]].transpose(2, 0, 1)
 
 
 def _finish(res, ma, mb, size_a, size_b, out, offset):
@@ -525,3 +598,5 @@ def _write(res, ma, mb, size_a, size_b, out, sl):
     # their margins minus the slack.
     out.deep[sl] = ((code == INTERSECTING) & (res.inside + margins > res.slack)
                     & (res.inside > 0.0)) | (within & (margins - d > res.slack))
+    out.tet_a[sl], out.tet_b[sl] = res.tet_a, res.tet_b
+    out.core_a[sl], out.core_b[sl] = pa.T, pb.T

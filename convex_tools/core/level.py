@@ -161,6 +161,7 @@ class Stats:
     culled: int = 0            # dropped by the AABB-gap lower bound
     narrow: int = 0            # pairs that went through the narrow phase
     batch_clear: int = 0       # of those, certified clear by the batched engine (``batch``)
+    batch_depths: int = 0      # of those, overlaps whose depth the batched engine measured
     single: int = 0            # of those, measured by the single queries (exact reports)
     penetrations: int = 0      # pairs that also needed a penetration depth
     times: dict = field(default_factory=dict)
@@ -245,6 +246,7 @@ class LevelCheck:
         t2 = time.perf_counter()
         pairs = self._drop_ignored(pairs)
         pairs = self._drop_by_aabb_gap(pairs, lower, upper)
+        pairs = self._in_name_order(pairs)
         t3 = time.perf_counter()
         self.pairs = pairs
         self.stats.narrow = len(pairs)
@@ -276,6 +278,19 @@ class LevelCheck:
             keep &= ~((match_a[i] & match_b[j]) | (match_b[i] & match_a[j]))
         self.stats.ignored = int(len(pairs) - keep.sum())
         return pairs[keep]
+
+    def _in_name_order(self, pairs):
+        """Each pair (i, j) with names[i] < names[j]: a finding's A is the name that sorts
+        first, so that its witness points do not depend on the input order."""
+        if not len(pairs):
+            return pairs
+        rank = np.empty(len(self.names), dtype=np.int64)
+        rank[np.argsort(np.array(self.names, dtype=object), kind="stable")] = \
+            np.arange(len(self.names))
+        swap = rank[pairs[:, 1]] < rank[pairs[:, 0]]
+        pairs = pairs.copy()
+        pairs[swap] = pairs[swap][:, ::-1]
+        return pairs
 
     def _drop_by_aabb_gap(self, pairs, lower, upper):
         if not len(pairs):
@@ -325,14 +340,27 @@ class LevelCheck:
         t0 = time.perf_counter()
         rows = np.arange(self._screened, min(self._screened + count, len(self.pairs)))
         if self.batched:
-            clear, deep = batch.screen(self.table, self.pairs[rows], self.need(rows))
-            self._deep[rows[deep]] = True
+            need = self.need(rows)
+            sc = batch.screen(self.table, self.pairs[rows], need)
+            clear, measured = sc.clear, sc.measured
+            self._deep[rows[sc.deep]] = True
+            # Overlaps the batch measured (polytope cores): findings without a single query.
+            for k in np.flatnonzero(measured).tolist():
+                i, j = self.pairs[rows[k]].tolist()
+                finding = self._finding(i, j, float(need[k]), -float(sc.depth[k]),
+                                        sc.point_a[k].copy(), sc.point_b[k].copy(),
+                                        (None, None))
+                if finding is not None:
+                    self._found.append(finding)
+            self.stats.batch_depths += int(measured.sum())
+            self.stats.penetrations += int(measured.sum())
+            settled = clear | measured
         else:
-            clear = np.zeros(len(rows), dtype=bool)
+            settled = clear = np.zeros(len(rows), dtype=bool)
         self._screened += len(rows)
         self.stats.batch_clear += int(clear.sum())
-        self.done += int(clear.sum())
-        self._queue = np.concatenate((self._queue[self._queued:], rows[~clear]))
+        self.done += int(settled.sum())
+        self._queue = np.concatenate((self._queue[self._queued:], rows[~settled]))
         self._queued = 0
         self.stats.times["batch"] += time.perf_counter() - t0
 
