@@ -590,3 +590,13 @@ def test_polish_keeps_three_distinct_corners_of_a_face(monkeypatch, corner_check
     hit = sweep(translated(cylinder, start), triangle, -start)
     assert hit.t == pytest.approx(0.017951167840928, abs=CURVED)
     assert distance(translated(cylinder, start * (1.0 - hit.t)), triangle).distance <= CURVED
+
+
+def test_a_translation_is_in_range_by_its_length_not_its_largest_component():
+    # Components each below 1e-200, the length 1.2e-200: a motion far too short to close the gap
+    # of 3, not an error; components each below 1e200, the length 1.2e200: out of the range.
+    b = translated(Sphere(1.0), (0.0, -3.0, -4.0))
+    assert sweep(Sphere(1.0), b, (0.0, -7.2e-201, -9.6e-201)) is None
+    with pytest.raises(ValueError, match=r"translation_a - translation_b must have a length "
+                                         r".*\(length 1.2"):
+        sweep(Sphere(1.0), b, (7e199, 7e199, 7e199))
