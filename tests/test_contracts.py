@@ -407,9 +407,9 @@ def check_sweep_rotating(case):
         assert_touching(case, motion_a.at(hit.t), b, "rotating sweep at t", slack)
 
 
-# Examples these checks found, each failing before its fix (on the code before this module
-# existed, but the two GJK needles on this branch's own intermediate GJK, and the last four,
-# found since on its final code), replayed:
+# Examples these checks found, each failing before its fix (the first ten on the code before
+# this module existed, the next two on this branch's own intermediate GJK, the last five since,
+# probing issue 10's extremes), replayed:
 FOUND = [
     # GJK stalled on a slab 1e-6 as thick as wide (a disc through a small cone): apart by 5e5.
     ("cone", "flat cylinder", 6, 6, "concentric", 3331021768),
@@ -449,6 +449,10 @@ FOUND = [
     ("capsule", "rectangle", 12, -6, "concentric", 3631050818),
     ("flat cylinder", "segment", 12, 6, "concentric", 3675845870),
     ("hull", "collinear hull", 12, 6, "concentric", 100125505),
+    # A slab (a disc 1e6 times wider than the hull beside it): GJK stalled (1.2e5 after 5.3e3
+    # the step before), conservative advancement stepped past the contact, and the rotating
+    # sweep said CONVERGED (it now gives the stalled distance's status).
+    ("duplicate-point hull", "disc", 6, 6, "nearly touching", 3303905065),
 ]
 
 

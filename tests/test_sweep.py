@@ -6,6 +6,7 @@ stalls near 1e-8 (normals ~1e-4 off): its polish makes them exact, which the tes
 ``POLISHED`` against closed forms.
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -482,6 +483,32 @@ def test_spin_about_the_approach_direction_does_not_slow_the_advance():
     plain = sweep_rotating(ball, np.eye(4), moved, wall)
     assert spinning.t == pytest.approx(plain.t, abs=1e-9) == pytest.approx(2.0 / 4.0, abs=1e-8)
     assert spinning.iterations == plain.iterations
+
+
+def test_a_rotating_sweep_that_advanced_on_a_stalled_distance_says_so(monkeypatch):
+    # Found probing issue 10's extremes: on a slab (a disc 1e6 times wider than the hull beside
+    # it) GJK stalled (NO_PROGRESS) on a distance several times the true one, conservative
+    # advancement stepped past the contact, and the hit said CONVERGED with the shapes
+    # overlapping. Here GJK's third answer is made 3 times too long, as a stall's can be.
+    sweep_module = importlib.import_module("convex_tools.core.sweep")   # (core.sweep: the query)
+    honest = sweep_module.distance
+    calls = []
+
+    def stalling(a, b, cache=None):
+        r = honest(a, b, cache=cache)
+        calls.append(r)
+        if len(calls) == 3 and not r.intersecting:
+            r.distance *= 3.0
+            r.status = Status.NO_PROGRESS
+        return r
+
+    rod, wall = Box((1.0, 0.01, 0.01)), translated(Box((0.5, 2.0, 2.0)), (1.3, 0.0, 0.0))
+    exact = sweep_rotating(rod, spin_z(math.pi / 2), spin_z(0.0), wall)
+    assert exact.status is Status.CONVERGED
+    monkeypatch.setattr(sweep_module, "distance", stalling)
+    hit = sweep_rotating(rod, spin_z(math.pi / 2), spin_z(0.0), wall)
+    assert hit.t > exact.t + 1e-3               # past the contact ...
+    assert hit.status is Status.NO_PROGRESS     # ... and it says so
 
 
 def test_rotating_sweep_misses_and_start_overlap():
