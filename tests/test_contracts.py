@@ -407,8 +407,9 @@ def check_sweep_rotating(case):
         assert_touching(case, motion_a.at(hit.t), b, "rotating sweep at t", slack)
 
 
-# Examples these checks found, each failing before its fix (all but the last two on the code
-# before this module existed, those two on this branch's own intermediate GJK), replayed:
+# Examples these checks found, each failing before its fix (the first ten on the code before
+# this module existed, the next two on this branch's own intermediate GJK, the last five since,
+# probing issue 10's extremes), replayed:
 FOUND = [
     # GJK stalled on a slab 1e-6 as thick as wide (a disc through a small cone): apart by 5e5.
     ("cone", "flat cylinder", 6, 6, "concentric", 3331021768),
@@ -438,6 +439,20 @@ FOUND = [
     # A disc 2e7 from the origin: GJK's tetrahedron in its plane had a noise height, passed
     # the flatness test, and Cramer's weights put the "common" point 0.03 off the point inside.
     ("point", "flat cylinder", 6, -3, "concentric", 2978787551),
+    # Needles of A − B, 1e6 times longer than wide: the float weights of a tetrahedron holding
+    # the origin failed their residual check (or it passed the flatness test, seen from its
+    # far end), and GJK stalled (NO_PROGRESS) ~1e-8 of the length from the origin. Penetration
+    # took margins − |v| of the stalled cores as an exact depth (CONVERGED, 4.6e-4 or, at
+    # 1e12, 3.2e4 too shallow); distance said a segment through a disc was apart; a rotating
+    # sweep advanced on the stall past the contact and said CONVERGED.
+    ("capsule", "capsule", 3, -6, "concentric", 18501),
+    ("capsule", "rectangle", 12, -6, "concentric", 3631050818),
+    ("flat cylinder", "segment", 12, 6, "concentric", 3675845870),
+    ("hull", "collinear hull", 12, 6, "concentric", 100125505),
+    # A slab (a disc 1e6 times wider than the hull beside it): GJK stalled (1.2e5 after 5.3e3
+    # the step before), conservative advancement stepped past the contact, and the rotating
+    # sweep said CONVERGED (it now gives the stalled distance's status).
+    ("duplicate-point hull", "disc", 6, 6, "nearly touching", 3303905065),
 ]
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Point, RoundBox,
-                               SeparationCache, Sphere, Status, Transformed, distance, intersect,
-                               posed, translated)
-from convex_tools.core import gjk
+                               Segment, SeparationCache, Sphere, Status, Transformed, distance,
+                               intersect, posed, translated)
+from convex_tools.core import gjk, simplex
 
 from geometry_helpers import random_rotation, rigid
 
@@ -338,3 +338,46 @@ def test_tiny_boxes_are_measured_relative_to_their_size(size):
     r = distance(box, translated(box, (3 * size, 0.0, 0.0)))
     assert r.distance == pytest.approx(size, rel=1e-9)
     np.testing.assert_allclose(r.point_a, (size, 0.0, 0.0), rtol=0, atol=1e-9 * size)
+
+
+# --- needles: A − B 1e6 times longer than wide (found probing issue 10's extremes) -------------
+
+NEEDLE = [(-278.6996845554968, -432.32695957727265, -308.9024638906121),
+          (278.699509578335, 432.3272107875673, 308.90258944849484),
+          (-278.69847020202724, -432.3265247378731, -308.901717571076),
+          (278.6989255020162, 432.3264989689924, 308.9014544237871)]
+
+
+def test_a_needle_tetrahedron_holding_the_origin_holds_it():
+    # GJK's tetrahedron on a capsule's segment core (1200 long) beside a shape 1e-3 across at
+    # its middle: two ends 1e-3 apart at each end. Cramer's weights are ~1e-10 accurate along
+    # its length, so their residual check refused them, and its faces answered 4.4e-5 away
+    # from the origin it holds (exact weights 0.307, 0.409, 0.193, 0.091): GJK stalled there.
+    v, weights = simplex.closest_to_origin(NEEDLE)
+    assert v == (0.0, 0.0, 0.0)
+    np.testing.assert_allclose(weights, (0.3074661, 0.4091590, 0.1925341, 0.0908408), atol=1e-7)
+    # Seen from its far end (all three edges from the first point 1e6 times longer than the
+    # others) a needle passed the flatness test; it is not flat.
+    far_end = [(-2.9029714662827674e+17, -2.1656447406934938e+17, -1.4580594005439232e+16),
+               (6.677478546838728e+17, 4.9814669316130304e+17, 3.3538082906391296e+16),
+               (6.677472061607834e+17, 4.9814575491549286e+17, 3.3539414101373056e+16),
+               (6.677469972203126e+17, 4.981448783173632e+17, 3.3537999500049536e+16)]
+    v, weights = simplex.closest_to_origin(far_end)
+    assert v == (0.0, 0.0, 0.0) and min(weights) > 0.04
+
+
+def test_a_segment_through_a_disc_a_millionth_its_length_intersects_it():
+    # The needle stall as a query: distance said 2.2e10 apart (NO_PROGRESS) for a disc of
+    # radius 1e12 and a segment of half length 1e18 through its centre, 1e18 from the origin.
+    centre = (-9.687922338157964e+17, 8.042683547288334e+17, 7.463008191609338e+17)
+    disc = Transformed(Cylinder(1e12, 0.0), rigid(
+        [[-0.20713794880275294, -0.46244739210665753, -0.8621115239338465],
+         [0.5752995585533002, -0.7703318795894951, 0.2749894783741615],
+         [-0.791280157778625, -0.4390116226500919, 0.42561074596862253]], centre))
+    segment = Transformed(Segment(1e18), rigid(
+        [[0.16769953127466652, -0.9688257385511668, 0.18235557444466463],
+         [0.7204884454453595, -0.005808631542911122, -0.693442614625989],
+         [0.6728842895996208, 0.2476750857885894, 0.697053645489089]], centre))
+    for a, b in ((disc, segment), (segment, disc)):
+        r = distance(a, b)
+        assert r.intersecting and r.distance == 0.0

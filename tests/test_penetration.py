@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convex_tools.core import epa, gjk
+from convex_tools.core import epa, gjk, simplex
 from convex_tools.core.hull import Hull
 from convex_tools.core.penetration import METHODS, penetration, signed_distance
 from convex_tools.core.results import Contact, Status
 from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Disc, Ellipsoid,
-                                      MinkowskiSum, Rectangle, RoundBox, Segment, Sphere, posed,
-                                      translated)
+                                      MinkowskiSum, Rectangle, RoundBox, Segment, Sphere,
+                                      Transformed, posed, translated)
 
 from geometry_helpers import rotation
 
@@ -336,3 +336,30 @@ def test_tiny_shapes_penetrate_relative_to_their_size(size, method):
     ball = Ellipsoid((size, 0.5 * size, 0.7 * size))
     c = penetration(ball, translated(ball, (1.5 * size, 0.0, 0.0)), method)
     assert c.depth == pytest.approx(0.5 * size, rel=1e-6)
+
+
+# --- cores GJK could not separate (found probing issue 10's extremes) ----------------------------
+
+@pytest.mark.parametrize("method", ["epa", "hybrid"])
+def test_cores_that_gjk_stalled_on_are_not_taken_as_apart(method, monkeypatch):
+    # A capsule (radius 400, half height 600) and a stretched capsule 1e-3 across on its axis,
+    # 1e6 from the origin: GJK on the cores (a segment and the small shape) stalled 4.4e-5 from
+    # the origin that C holds, never separating them, and penetration took margins − |v| as an
+    # exact depth: 399.99996, CONVERGED, though the small shape sits on the axis (depth > 400).
+    # (GJK no longer stalls there, as its simplex solver now decides needles exactly; with the
+    # float-only solver it did, and the stall must still not be taken as a distance.)
+    monkeypatch.setattr(simplex, "_holds_origin", lambda *points: False)
+    a = Transformed(Capsule(400.0, 600.0), [
+        [0.08921962599944822, 0.8810681406228164, 0.4644984283245433, 117889.67987681188],
+        [-0.6164778835072718, -0.31744404649950986, 0.7205444444920879, 817487.9473725512],
+        [0.78230101462475, -0.350639713839533, 0.5148367834524037, 598405.0575418948],
+        [0.0, 0.0, 0.0, 1.0]])
+    b = Transformed(Capsule(4e-4, 6e-4), [
+        [0.22107446624323096, 0.8123258018753584, 0.4190130316086925, 117889.67987681188],
+        [-0.7035619466956115, -0.11343518191390273, 0.5117212793585867, 817487.9473725512],
+        [0.5112119491275581, -0.29936336271064384, 0.5771884418839854, 598405.0575418948],
+        [0.0, 0.0, 0.0, 1.0]])
+    assert b.margin == 0.0                      # stretched: the capsule is no longer rounded
+    c = penetration(a, b, method)
+    assert c.depth > 400.0 or c.status is not Status.CONVERGED
+    assert signed_distance(a, b) < -400.0      # (it took the same shortcut)

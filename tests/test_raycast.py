@@ -947,3 +947,15 @@ def test_max_t_scales_with_the_direction():
 def test_out_of_range_rays_are_a_value_error_naming_the_argument(origin, direction, message):
     with pytest.raises(ValueError, match=message):
         ray_cast(Sphere(1.0), origin, direction)
+
+
+def test_a_direction_is_in_range_by_its_length_not_its_largest_component():
+    # Each component below 1e-200 and the length 1.2e-200, inside the range: refused before,
+    # the range being tested on the largest component while the message and README say length.
+    tiny = (0.0, -7.2e-201, -9.6e-201)              # length 1.2e-200, toward the centre
+    hit = ray_cast(Sphere(1.0), (0.0, 3.0, 4.0), tiny)
+    assert hit.t == pytest.approx(4.0 / 1.2e-200, rel=1e-12)
+    np.testing.assert_allclose(hit.point, (0.0, 0.6, 0.8), atol=1e-15)
+    # Each component below 1e200, the length 1.2e200 beyond it: accepted before.
+    with pytest.raises(ValueError, match=r"direction must have a length .*\(length 1.2"):
+        ray_cast(Sphere(1.0), (-5.0, 0.0, 0.0), (7e199, 7e199, 7e199))

@@ -6,6 +6,7 @@ stalls near 1e-8 (normals ~1e-4 off): its polish makes them exact, which the tes
 ``POLISHED`` against closed forms.
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -484,6 +485,32 @@ def test_spin_about_the_approach_direction_does_not_slow_the_advance():
     assert spinning.iterations == plain.iterations
 
 
+def test_a_rotating_sweep_that_advanced_on_a_stalled_distance_says_so(monkeypatch):
+    # Found probing issue 10's extremes: on a slab (a disc 1e6 times wider than the hull beside
+    # it) GJK stalled (NO_PROGRESS) on a distance several times the true one, conservative
+    # advancement stepped past the contact, and the hit said CONVERGED with the shapes
+    # overlapping. Here GJK's third answer is made 3 times too long, as a stall's can be.
+    sweep_module = importlib.import_module("convex_tools.core.sweep")   # (core.sweep: the query)
+    honest = sweep_module.distance
+    calls = []
+
+    def stalling(a, b, cache=None):
+        r = honest(a, b, cache=cache)
+        calls.append(r)
+        if len(calls) == 3 and not r.intersecting:
+            r.distance *= 3.0
+            r.status = Status.NO_PROGRESS
+        return r
+
+    rod, wall = Box((1.0, 0.01, 0.01)), translated(Box((0.5, 2.0, 2.0)), (1.3, 0.0, 0.0))
+    exact = sweep_rotating(rod, spin_z(math.pi / 2), spin_z(0.0), wall)
+    assert exact.status is Status.CONVERGED
+    monkeypatch.setattr(sweep_module, "distance", stalling)
+    hit = sweep_rotating(rod, spin_z(math.pi / 2), spin_z(0.0), wall)
+    assert hit.t > exact.t + 1e-3               # past the contact ...
+    assert hit.status is Status.NO_PROGRESS     # ... and it says so
+
+
 def test_rotating_sweep_misses_and_start_overlap():
     rod = Box((1.0, 0.01, 0.01))
     far = translated(Sphere(0.2), (0.0, 0.0, 3.0))
@@ -590,3 +617,13 @@ def test_polish_keeps_three_distinct_corners_of_a_face(monkeypatch, corner_check
     hit = sweep(translated(cylinder, start), triangle, -start)
     assert hit.t == pytest.approx(0.017951167840928, abs=CURVED)
     assert distance(translated(cylinder, start * (1.0 - hit.t)), triangle).distance <= CURVED
+
+
+def test_a_translation_is_in_range_by_its_length_not_its_largest_component():
+    # Components each below 1e-200, the length 1.2e-200: a motion far too short to close the gap
+    # of 3, not an error; components each below 1e200, the length 1.2e200: out of the range.
+    b = translated(Sphere(1.0), (0.0, -3.0, -4.0))
+    assert sweep(Sphere(1.0), b, (0.0, -7.2e-201, -9.6e-201)) is None
+    with pytest.raises(ValueError, match=r"translation_a - translation_b must have a length "
+                                         r".*\(length 1.2"):
+        sweep(Sphere(1.0), b, (7e199, 7e199, 7e199))

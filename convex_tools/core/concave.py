@@ -39,7 +39,7 @@ import numpy as np
 from . import bvh, gjk, manifold, raycast, sweep as sweeps, validation
 from . import penetration as depths
 from .compound import ConcaveShape
-from .geometry import BASIS_AXIS_LIMIT, LENGTH_FLOOR
+from .geometry import LENGTH_FLOOR
 from .results import Contact, DistanceResult, Manifold, RayHit, Status
 from .shapes import translated
 
@@ -448,21 +448,13 @@ def contact_manifold(a, b, max_points: int = manifold.MAX_POINTS,
     return out
 
 
-def _basis(n):
-    """Unit u, v with (u, v, n) right-handed and orthonormal."""
-    n = np.asarray(n, float)
-    helper = np.array((1.0, 0.0, 0.0)) if abs(n[0]) < BASIS_AXIS_LIMIT \
-        else np.array((0.0, 1.0, 0.0))
-    u = np.cross(helper, n)
-    u /= np.linalg.norm(u)
-    return u, np.cross(n, u)
 
 
 def _face_region(mesh, i, shape, depth):
     """(point, depth) corners where ``shape``'s deepest feature along −n overlaps triangle
     ``i``, each point midway between the triangle's plane and the shape's feature."""
     n = mesh.normals[i]
-    u, v = _basis(n)
+    u, v = manifold.plane_basis(n)
     corners = np.array(mesh.corners(i))
     offset = float(np.dot(corners[0], n))
     feature = np.array(manifold.support_feature(shape, -n))
@@ -572,7 +564,7 @@ def _reduce(points, depths_, n, max_points):
     """Indices of at most ``max_points`` points: duplicates merged, then the deepest, the
     farthest from it, and then each time the point that adds the most area (in the contact
     plane), while any does — the corners of the region, stable as it slides."""
-    u, v = _basis(n)
+    u, v = manifold.plane_basis(n)
     xy = np.stack((points @ u, points @ v), axis=1)
     size = max(float(np.max(np.abs(points))), LENGTH_FLOOR)
     order = np.argsort(-depths_, kind="stable")

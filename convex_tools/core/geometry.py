@@ -24,8 +24,8 @@ BASIS_AXIS_LIMIT = 0.6
 def support_of_difference(support_a, support_b, x, y, z):
     """The support point of the Minkowski difference A − B along (x, y, z), given the two
     shapes' ``support_xyz`` mappings: (w, a, b) with w = a − b, a the support point of A along
-    the direction and b that of B against it (as Jolt's three lines). The loops that run it
-    most (GJK, MPR's portal, EPA's expansion) write it out, saying what that saves."""
+    the direction and b that of B against it (as Jolt's three lines). Every algorithm calls it,
+    GJK's loop too: written out there, it saved nothing measurable."""
     a = support_a(x, y, z)
     b = support_b(-x, -y, -z)
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b
@@ -135,3 +135,14 @@ def perpendicular(dx, dy, dz):
         px, py, pz = -dy, dx, 0.0
     s = 1.0 / math.sqrt(px * px + py * py + pz * pz)
     return px * s, py * s, pz * s
+
+
+def tangent_basis(n):
+    """Two unit vectors e1, e2 completing the unit vector n to a right-handed orthonormal frame
+    (e1, e2, n): e1 = a × n normalised, for the axis a that BASIS_AXIS_LIMIT picks, and
+    e2 = n × e1."""
+    nx, ny, nz = n
+    ax, ay, az = (1.0, 0.0, 0.0) if abs(nx) < BASIS_AXIS_LIMIT else (0.0, 1.0, 0.0)
+    e1 = unit((ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx))
+    e2 = (ny * e1[2] - nz * e1[1], nz * e1[0] - nx * e1[2], nx * e1[1] - ny * e1[0])
+    return e1, e2

@@ -39,7 +39,7 @@ import weakref
 import numpy as np
 
 from . import validation
-from .geometry import BASIS_AXIS_LIMIT, LENGTH_FLOOR
+from .geometry import LENGTH_FLOOR, tangent_basis
 from .penetration import penetration
 from .results import Manifold
 from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
@@ -100,7 +100,7 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     # 2. Support features, in contact-plane coordinates (x, y, height along n) about the
     #    midpoint of the contact points.
     origin = 0.5 * (contact.point_a + contact.point_b)
-    u, v = _basis(n)
+    u, v = plane_basis(n)
     frame = np.array((u, v, n))
     fa = [tuple(map(float, row)) for row in (np.array(support_feature(a, n)) - origin) @ frame.T]
     fb = [tuple(map(float, row)) for row in (np.array(support_feature(b, -n)) - origin) @ frame.T]
@@ -344,7 +344,7 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
     support plane by more than a flat face tilted by the feature angle would are dropped (they
     come from a curved surface, the method's known trouble spot)."""
     d = np.asarray(d, float)
-    u, v = _basis(d)
+    u, v = plane_basis(d)
     top = shape.support(d)
     height = float(np.dot(top, d))
     tilt = math.tan(angle)
@@ -361,17 +361,11 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
 
 # --- the contact plane ------------------------------------------------------------------------
 
-def _basis(n):
-    """Two unit vectors completing the unit vector n to a right-handed orthonormal frame."""
-    nx, ny, nz = float(n[0]), float(n[1]), float(n[2])
-    if abs(nx) < BASIS_AXIS_LIMIT:           # u = n × x̂
-        ux, uy, uz = 0.0, nz, -ny
-    else:                                    # u = n × ŷ
-        ux, uy, uz = -nz, 0.0, nx
-    s = 1.0 / math.sqrt(ux * ux + uy * uy + uz * uz)
-    ux, uy, uz = ux * s, uy * s, uz * s
-    return (np.array((ux, uy, uz)),
-            np.array((ny * uz - nz * uy, nz * ux - nx * uz, nx * uy - ny * ux)))
+def plane_basis(n):
+    """Unit u, v with (u, v, n) right-handed and orthonormal, as arrays: the contact plane's axes
+    (``geometry.tangent_basis``; the concave manifolds use it too)."""
+    u, v = tangent_basis((float(n[0]), float(n[1]), float(n[2])))
+    return np.array(u), np.array(v)
 
 
 def _unique(points, tol):

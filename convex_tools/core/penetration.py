@@ -92,7 +92,7 @@ def signed_distance(a, b) -> float:
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
-    if not res.intersecting:
+    if not res.intersecting and not _uncertified(res):
         d = res.distance
         if d > gjk.touching_tolerance(res.scale, res.reach):
             return d - ma - mb
@@ -149,7 +149,8 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     """Contact from a GJK run on (the cores of) A and B, with margins ``ma`` and ``mb``."""
     margins = ma + mb
     calls = calls_before + res.support_calls
-    if not res.intersecting:
+    stalled = res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT)
+    if not res.intersecting and not _uncertified(res):
         d = res.distance
         slack = gjk.touching_tolerance(res.scale, res.reach)
         touching = d <= slack
@@ -171,8 +172,10 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
                 p = tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3))
                 return _contact(0.0, n, p, p, 0.0, 0.0, res.iterations, calls,
                                 Status.TOUCHING, method)
+            # (Certified apart by the lower bound but stalled short of the distance: the depth
+            # is as uncertain as |v| − lower bound, and the status says so.)
             return _contact(margins - d, n, pa, pb, ma, mb, res.iterations, calls,
-                            Status.CONVERGED, method)
+                            res.status if stalled else Status.CONVERGED, method)
         # Cores touching: GJK's last direction is a normal of the contact (−v, from A to B),
         # if the cores reach no further than the tolerance along it (else v is rounding noise,
         # and EPA on the cores finds the normal).
@@ -221,6 +224,16 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     if on_full:
         return _contact(depth + margins, n, pa, pb, 0.0, 0.0, iterations, calls, status, method)
     return _contact(depth + margins, n, pa, pb, ma, mb, iterations, calls, status, method)
+
+
+def _uncertified(res) -> bool:
+    """Whether a GJK run that did not find the shapes overlapping has not shown them apart
+    either: it stalled (NO_PROGRESS, ITERATION_LIMIT) without ever finding a separating support
+    plane (lower bound <= 0). On a needle of A − B (a segment 1e6 times longer than the shape
+    beside it) GJK could stall ~1e-8 of the length from the origin that C holds, and margins −
+    |v| would be a depth short by that much: EPA on the cores decides instead."""
+    return res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT) and \
+        res.lower_bound <= 0.0
 
 
 def _exit_along(shapes, n):

@@ -1,4 +1,5 @@
-"""Exact geometric predicates shared by the hull builders (``quickhull``, ``convex_mesh``).
+"""Exact geometric predicates shared by the hull builders (``quickhull``, ``convex_mesh``) and
+GJK's simplex solver (``simplex``: whether a needle tetrahedron holds the origin).
 
 ``orient(a, b, c, p)`` is the sign of ``((b - a) x (c - a)) . (p - a)``, decided exactly: a float
 determinant where it exceeds its rounding bound, then (many at once, ``orient_signs``) extended

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .geometry import BASIS_AXIS_LIMIT, norm, unit
+from .geometry import norm, tangent_basis, unit
 from .gjk_raycast import RELATIVE_TOLERANCE
 from .results import Status
 
@@ -153,7 +153,7 @@ def polish_hit(support, margin, origin, direction, cast):
     if conditions.pointers is None:
         return None
     n0 = unit(cast.normal)
-    e1, e2 = _tangent_basis(n0)
+    e1, e2 = tangent_basis(n0)
 
     def normal_at(a, b):  # n as n0 turned by (a, b) radians (to first order) in its tangent plane
         return unit((n0[0] + a * e1[0] + b * e2[0], n0[1] + a * e1[1] + b * e2[1],
@@ -448,15 +448,6 @@ def _clusters(simplex, weights, scale):
             groups.append([(p, w)])
     return [(tuple(sum(p[i] for p, _ in group) / len(group) for i in range(3)),
              sum(w for _, w in group)) for group in groups]
-
-
-def _tangent_basis(n):
-    """Two unit vectors completing n (unit) to an orthonormal basis."""
-    nx, ny, nz = n
-    ax, ay, az = (1.0, 0.0, 0.0) if abs(nx) < BASIS_AXIS_LIMIT else (0.0, 1.0, 0.0)
-    e1 = unit((ay * nz - az * ny, az * nx - ax * nz, ax * ny - ay * nx))
-    e2 = (ny * e1[2] - nz * e1[1], nz * e1[0] - nx * e1[2], nx * e1[1] - ny * e1[0])
-    return e1, e2
 
 
 def _solve(columns, rhs):

@@ -137,10 +137,14 @@ class Shape:
         return ""
 
 
-def _unit_or_zero(x: float, y: float, z: float) -> tuple:
+def _unit_or_up(x: float, y: float, z: float) -> tuple:
+    """(x, y, z) made unit, or +z for the zero vector: the sphere's part of a rounded shape's
+    support (Capsule, RoundBox), where along a zero direction any point is a support. Not
+    ``geometry.unit``, which gives the zero vector for it; kept here, on the primitives' hot
+    path, with the module's ``_sqrt``."""
     n = _sqrt(x * x + y * y + z * z)
     if n == 0.0:
-        return (0.0, 0.0, 1.0)  # any unit vector: for a zero direction any point is a support
+        return (0.0, 0.0, 1.0)
     return (x / n, y / n, z / n)
 
 
@@ -401,7 +405,7 @@ class Capsule(Shape):
         return self._h
 
     def support_xyz(self, x, y, z):
-        ux, uy, uz = _unit_or_zero(x, y, z)
+        ux, uy, uz = _unit_or_up(x, y, z)
         r = self._r
         return (ux * r, uy * r, uz * r + _copysign(self._h, z))
 
@@ -545,13 +549,13 @@ class RoundBox(Shape):
 
     def support_xyz(self, x, y, z):
         hx, hy, hz = self._he
-        ux, uy, uz = _unit_or_zero(x, y, z)
+        ux, uy, uz = _unit_or_up(x, y, z)
         r = self._r
         return (_copysign(hx, x) + ux * r, _copysign(hy, y) + uy * r, _copysign(hz, z) + uz * r)
 
     def _posed_support(self, m):
         b00, b01, b02, b10, b11, b12, b20, b21, b22, c0, c1, c2 = m
-        (hx, hy, hz), r, copysign, unit = self._he, self._r, _copysign, _unit_or_zero
+        (hx, hy, hz), r, copysign, unit = self._he, self._r, _copysign, _unit_or_up
 
         def support(x, y, z):
             dx, dy, dz = b00 * x + b10 * y + b20 * z, b01 * x + b11 * y + b21 * z, \

@@ -9,7 +9,10 @@ first checked against a *relative* degeneracy threshold, so a flat tetrahedron, 
 or duplicate points fall back to their lower-dimensional faces instead of dividing by ~0.
 
 Everything is in plain Python floats: this runs once per GJK iteration, on at most four points,
-where numpy's per-call overhead would cost more than the arithmetic.
+where numpy's per-call overhead would cost more than the arithmetic. The one exception is a
+needle tetrahedron (A − B 1e6 times longer than wide) that holds the origin: float weights are
+too coarse for it, and exact rational ones express the origin instead (four tetrahedra in all
+of ``bench.py gjk penetration continuous --quick`` take that path).
 
 ``closest_to_origin(points) -> (v, weights)``: ``v`` is the point of the convex hull of
 ``points`` nearest the origin, ``weights`` its barycentric coordinates (one per input point,
@@ -18,6 +21,10 @@ where numpy's per-call overhead would cost more than the arithmetic.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+from .predicates import UNDECIDED, orient_float
+
 # A triangle counts as flat when sin(angle between its edges) is below this: then its area is
 # dominated by rounding, and its edges give the closest point to within ~1e-9 of the edge length.
 FLAT_TRIANGLE_SIN2 = 1e-18
@@ -25,7 +32,8 @@ FLAT_TRIANGLE_SIN2 = 1e-18
 # lengths (the volume of the box they span): its faces then carry the answer.
 FLAT_TETRAHEDRON_RATIO = 1e-12
 # The origin counts as inside a tetrahedron only if its weights reproduce it to this fraction
-# of the longest edge (a rounding-level check of Cramer's rule).
+# of the longest edge (a rounding-level check of Cramer's rule), or, where they do not (a
+# needle), if the float orientation filter shows it inside; its exact weights then express it.
 INSIDE_RESIDUAL = 1e-10
 # The answer is solved again from the simplex's point nearest the origin when the first point
 # is more than sqrt(this) = 1e4 times longer than the answer (their cancellation would cost
@@ -176,6 +184,14 @@ def _tetrahedron(p0, p1, p2, p3):
     scale2 = (e1x * e1x + e1y * e1y + e1z * e1z) * (e2x * e2x + e2y * e2y + e2z * e2z) \
         * (e3x * e3x + e3y * e3y + e3z * e3z)
     if vol * vol <= FLAT_TETRAHEDRON_RATIO * FLAT_TETRAHEDRON_RATIO * scale2:
+        # Flat as seen from p0, and its faces carry the answer. A needle seen from its far end
+        # (three edges 1e6 times longer than the others) looks flat so, and is not: if it is
+        # not flat from the vertex whose edges are shortest and certainly holds the origin, its
+        # exact weights express it.
+        if vol * vol > FLAT_TETRAHEDRON_RATIO * FLAT_TETRAHEDRON_RATIO * \
+                _least_edge_product2(p0, p1, p2, p3, scale2) \
+                and _holds_origin(p0, p1, p2, p3):
+            return (0.0, 0.0, 0.0), _exact_weights(p0, p1, p2, p3)
         outside = (0, 1, 2, 3)
     else:
         c2x, c2y, c2z = e3y * e1z - e3z * e1y, e3z * e1x - e3x * e1z, e3x * e1y - e3y * e1x
@@ -196,6 +212,12 @@ def _tetrahedron(p0, p1, p2, p3):
                           e3x * e3x + e3y * e3y + e3z * e3z)
             if rx * rx + ry * ry + rz * rz <= INSIDE_RESIDUAL * INSIDE_RESIDUAL * longest:
                 return (0.0, 0.0, 0.0), [l0, l1, l2, l3]
+            # They do not. A needle (two edges 1e6 times longer than the third, as a segment
+            # beside a shape 1e6 times smaller gives) has weights only ~1e-10 accurate along
+            # its length that still hold the origin: if it certainly does, its exact weights
+            # express it. Otherwise (a tetrahedron flat to rounding) its faces answer.
+            if _holds_origin(p0, p1, p2, p3):
+                return (0.0, 0.0, 0.0), _exact_weights(p0, p1, p2, p3)
             outside = (0, 1, 2, 3)
         else:
             outside = [i for i, l in enumerate((l0, l1, l2, l3)) if l < 0.0]
@@ -213,6 +235,54 @@ def _tetrahedron(p0, p1, p2, p3):
 
 
 _FACES = ((1, 2, 3), (0, 2, 3), (0, 1, 3), (0, 1, 2))  # face i is opposite vertex i
+
+
+def _least_edge_product2(p0, p1, p2, p3, from_p0):
+    """The least over the four vertices of the squared product of the three edges leaving it
+    (``from_p0``: p0's, already known)."""
+    def d2(p, q):
+        return (q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2
+    a01, a02, a03 = d2(p0, p1), d2(p0, p2), d2(p0, p3)
+    a12, a13, a23 = d2(p1, p2), d2(p1, p3), d2(p2, p3)
+    return min(from_p0, a01 * a12 * a13, a02 * a12 * a23, a03 * a13 * a23)
+
+
+def _holds_origin(p0, p1, p2, p3):
+    """Whether the float orientation filter shows the origin strictly inside: on the side of
+    each face where the opposite vertex is. False where it cannot tell: the origin is then
+    within rounding of a face, whose closest point GJK's containment test takes as touching.
+    A few float determinants: they spare the exact weights all but the tetrahedra that do."""
+    origin = (0.0, 0.0, 0.0)
+    pts = (p0, p1, p2, p3)
+    for k, (i, j, l) in enumerate(_FACES):
+        side = orient_float(pts[i], pts[j], pts[l], origin)
+        if side == UNDECIDED or side == 0 or \
+                side != orient_float(pts[i], pts[j], pts[l], pts[k]):
+            return False
+    return True
+
+
+def _exact_weights(p0, p1, p2, p3):
+    """Barycentric coordinates of the origin in a tetrahedron of four float points that holds
+    it (not flat), each the exact ratio of two signed volumes (the tetrahedron's with that
+    vertex moved to the origin, and its own) rounded once. Exact rational arithmetic (~0.3 ms):
+    only for the tetrahedra whose float weights cannot be trusted."""
+    pts = [tuple(Fraction(c) for c in p) for p in (p0, p1, p2, p3)]
+    total = _volume6(*pts)
+    origin = (Fraction(0), Fraction(0), Fraction(0))
+    weights = []
+    for k in range(4):
+        moved = pts[:k] + [origin] + pts[k + 1:]
+        weights.append(float(_volume6(*moved) / total))
+    return weights
+
+
+def _volume6(a, b, c, d):
+    """(b − a) · ((c − a) × (d − a)): six times the signed volume of the tetrahedron a b c d."""
+    ux, uy, uz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    vx, vy, vz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    wx, wy, wz = d[0] - a[0], d[1] - a[1], d[2] - a[2]
+    return ux * (vy * wz - vz * wy) + uy * (vz * wx - vx * wz) + uz * (vx * wy - vy * wx)
 
 
 def combine(points, weights):

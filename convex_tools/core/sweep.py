@@ -202,8 +202,10 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
     origin; only the spin about axes across n moves points along n), so
     t can advance by d / μ without passing the contact. For pure translations this is exact
     (the distance is convex in t), with rotation it is Mirtich's bound along the current normal.
-    Stops when d <= ``ADVANCE_TOLERANCE`` times the shapes' size (status CONVERGED), when t
-    passes 1 or μ <= 0 (no contact: ``None``), or after ``MAX_ADVANCE_STEPS`` (ITERATION_LIMIT).
+    Stops when d <= ``ADVANCE_TOLERANCE`` times the shapes' size (status CONVERGED; or, when
+    the last advance relied on a distance GJK could not certify, the status GJK stalled with:
+    that step may have passed the contact by the distance's error), when t passes 1 or μ <= 0
+    (no contact: ``None``), or after ``MAX_ADVANCE_STEPS`` (ITERATION_LIMIT).
     Poses must keep the shapes in the supported range (``validation``: ±1e40).
     """
     a = validation.shape("a", a)
@@ -213,6 +215,7 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
     size = motion_a.radius + motion_b.radius
     linear = motion_a.velocity - motion_b.velocity
     t, normal, calls = 0.0, np.zeros(3), 0
+    advanced_on = Status.CONVERGED    # how the distance the last advance relied on was found
     if cache is None:
         cache = SeparationCache()  # successive steps are coherent: warm-start each GJK (ISA-GJK)
     for step in range(1, MAX_ADVANCE_STEPS + 1):
@@ -224,7 +227,7 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
                 return SweepHit(t=0.0, point=0.5 * (res.point_a + res.point_b),
                                 normal=np.zeros(3), iterations=step, support_calls=calls,
                                 status=Status.INTERSECTING)
-            return _contact(shape_a, shape_b, t, normal, size, step, calls)
+            return _contact(shape_a, shape_b, t, normal, size, step, calls, advanced_on)
         normal = res.normal
         # Bound on the closing speed along n: a point at r from A's pose origin moves along n
         # at v·n + (ω × r)·n = v·n + r·(n × ω), at most v·n + |ω × n| ρ (and likewise for B).
@@ -233,6 +236,10 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
         if approach <= 0.0:
             return None
         t += res.distance / approach
+        # A stalled GJK's |v| is only an upper bound (on a slab 1e6 times wider than the shape
+        # beside it, a few times the distance): the step may have passed the contact.
+        exact = res.status in (Status.CONVERGED, Status.REPEATED_SUPPORT)
+        advanced_on = Status.CONVERGED if exact else res.status
         if t > 1.0:
             return None
     point = 0.5 * (res.point_a + res.point_b)
@@ -240,7 +247,7 @@ def sweep_rotating(a, start_a, end_a, b, start_b=None, end_b=None, cache=None):
                     support_calls=calls, status=Status.ITERATION_LIMIT)
 
 
-def _contact(shape_a, shape_b, t, approach_normal, size, steps, calls):
+def _contact(shape_a, shape_b, t, approach_normal, size, steps, calls, status):
     """The contact at time t, where the shapes are within the tolerance of touching.
 
     GJK's direction between nearly touching shapes is poor (its distance is second-order
@@ -256,7 +263,7 @@ def _contact(shape_a, shape_b, t, approach_normal, size, steps, calls):
         res = distance(shape_a, shape_b)
         point, normal = 0.5 * (res.point_a + res.point_b), approach_normal
     return SweepHit(t=t, point=point, normal=normal, iterations=steps, support_calls=calls,
-                    status=Status.CONVERGED)
+                    status=status)
 
 
 class _RigidMotion:

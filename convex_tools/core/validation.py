@@ -151,9 +151,13 @@ def direction_scale(name: str, x: float, y: float, z: float) -> int:
     big = max(abs(x), abs(y), abs(z))
     if big == 0.0:
         raise ValueError(f"{name} must be a non-zero vector")
-    if not MIN_DIRECTION <= big <= MAX_DIRECTION:
+    # The length itself, not the largest component (which is up to √3 shorter): hypot scales,
+    # so it neither overflows nor underflows at the ends of the range.
+    length = math.hypot(x, y, z)
+    if not MIN_DIRECTION <= length <= MAX_DIRECTION:
         raise ValueError(f"{name} must have a length between {MIN_DIRECTION:g} and "
-                         f"{MAX_DIRECTION:g} (the supported range), got {[x, y, z]}")
+                         f"{MAX_DIRECTION:g} (the supported range), got {[x, y, z]} "
+                         f"(length {length:g})")
     return math.frexp(big)[1]
 
 
