@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from convex_tools.core import Box, Sphere, translated
+from convex_tools.core import Box, Sphere, distance, penetration, translated
 from convex_tools.core.broadphase import (candidate_pairs, check_pairs, query_all,
                                           shape_aabbs)
 
@@ -114,6 +114,30 @@ def test_shape_aabbs_bad_input(kwargs, message):
 def test_shape_aabbs_rejects_non_shapes():
     with pytest.raises(ValueError, match=r"shapes\[1\]"):
         shape_aabbs([Sphere(1.0), "box"])
+
+
+@pytest.mark.parametrize("shapes", [None, 5, "box"])
+def test_query_all_rejects_what_is_not_a_sequence_of_shapes(shapes):
+    with pytest.raises(ValueError, match="shapes must be a sequence"):
+        query_all(shapes, distance)
+
+
+def test_a_users_plain_shape_goes_through_the_broad_phase():
+    class Ball:                                # only a support mapping, no base class
+        def __init__(self, x):
+            self.x = x
+
+        def support_xyz(self, dx, dy, dz):
+            n = (dx * dx + dy * dy + dz * dz) ** 0.5 or 1.0
+            return (self.x + dx / n, dy / n, dz / n)
+
+    balls = [Ball(0.0), Ball(2.5), Ball(10.0)]
+    lower, upper = shape_aabbs(balls)
+    np.testing.assert_allclose(lower[1], (1.5, -1.0, -1.0))
+    found = list(query_all(balls, distance, margin=0.5))
+    assert [(i, j) for i, j, _ in found] == [(0, 1)]
+    assert found[0][2].distance == pytest.approx(0.5) and found[0][2].method == "single"
+    assert check_pairs(balls, penetration) == []
 
 
 def test_query_all_runs_query_on_candidates_and_skips_none():

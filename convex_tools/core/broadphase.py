@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from . import batch, queries, validation
-from .placement import OTHER, PoseTable
+from .placement import PoseTable
 
 # Column size on each grid axis, as a multiple of the median box extent on that axis: a typical
 # box then covers 1 to 4 columns, and a column holds a few boxes' worth of space.
@@ -217,14 +217,11 @@ def shape_aabbs(shapes, margin=0.0, sweeps=None):
     pairs closer than a clearance). With ``sweeps`` (N, 3 translations), each box also covers
     the shape's whole straight motion from its pose to the pose moved by ``sweeps[i]``.
     """
-    shapes = list(shapes)
+    shapes = _shape_list(shapes)
     margin = validation.size("margin", margin)
     n = len(shapes)
     lower, upper = np.empty((n, 3)), np.empty((n, 3))
     for i, shape in enumerate(shapes):
-        if not callable(getattr(shape, "aabb", None)):
-            raise ValueError(f"shapes[{i}] must be a convex_tools shape, got "
-                             f"{type(shape).__name__}")
         lower[i], upper[i] = shape.aabb()
     lower -= margin
     upper += margin
@@ -237,6 +234,17 @@ def shape_aabbs(shapes, margin=0.0, sweeps=None):
         lower += np.minimum(moves, 0.0)
         upper += np.maximum(moves, 0.0)
     return lower, upper
+
+
+def _shape_list(shapes) -> list:
+    """``shapes`` as a list of shapes: concave and convex_tools shapes as they are, a user's
+    own (anything with ``support_xyz``) wrapped as the queries wrap it; anything else is a
+    ValueError naming it."""
+    if isinstance(shapes, (str, bytes)) or not hasattr(shapes, "__iter__"):
+        raise ValueError(f"shapes must be a sequence of convex_tools shapes, got "
+                         f"{type(shapes).__name__}")
+    return [s if callable(getattr(s, "aabb", None)) else validation.shape(f"shapes[{i}]", s)
+            for i, s in enumerate(shapes)]
 
 
 def _is_numeric(value) -> bool:
@@ -269,7 +277,7 @@ def query_all(shapes, query, margin=0.0, progress=None, sweeps=None):
         raise ValueError("query must be a callable taking two shapes")
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a callable progress(done, total) or None")
-    shapes = list(shapes)
+    shapes = _shape_list(shapes)
     pairs = candidate_pairs(*shape_aabbs(shapes, margin, sweeps))
     # Bad arguments raise here, at the call; the narrow phase runs as the caller iterates.
     if query is queries.distance:
@@ -280,9 +288,6 @@ def query_all(shapes, query, margin=0.0, progress=None, sweeps=None):
 def _run_batched(shapes, pairs, progress):
     """``_run_pairs`` for ``distance``: a chunk of pairs at a time through the batch."""
     table = PoseTable.from_shapes(shapes)
-    if np.all(table.family == OTHER):
-        yield from _run_pairs(shapes, queries.distance, pairs, progress)
-        return
     total = len(pairs)
     for start in range(0, total, batch.CHUNK_PAIRS):
         chunk = pairs[start:start + batch.CHUNK_PAIRS]
