@@ -581,13 +581,18 @@ def _clearances(entries, default, overrides):
             exact[key] = value
     out = []
     for entry in entries:
-        names = (entry.name, entry.obj.name)
-        value = next((exact[n] for n in names if n in exact), None)
-        if value is None:
-            value = next((v for p, v in patterns for n in names if fnmatch.fnmatchcase(n, p)),
-                         None)
-        for source in (entry.obj,) + tuple(reversed(entry.instancers)):
+        value = None
+        if exact or patterns:
+            names = (entry.name, entry.obj.name)
+            value = next((exact[n] for n in names if n in exact), None)
             if value is None:
+                value = next((v for p, v in patterns for n in names
+                              if fnmatch.fnmatchcase(n, p)), None)
+        if value is None:
+            value = object_clearance(entry.obj)
+            for source in reversed(entry.instancers):
+                if value is not None:
+                    break
                 value = object_clearance(source)
         out.append(value)
     return out

@@ -332,7 +332,8 @@ def test_level_workers_share_out_the_single_queries(rng, monkeypatch):
     found = run_to_end(check, jobs=2)
     assert check.finished and check.stats.times["jobs"] == 2
     stats = check.stats
-    assert stats.single + stats.batch_clear + stats.batch_depths == check.total
+    assert stats.single + stats.batch_clear + stats.batch_depths + stats.batch_distances \
+        == check.total
     assert found == check_shapes(shapes, names, clearance=0.2, jobs=1)
 
 

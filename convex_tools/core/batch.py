@@ -89,6 +89,7 @@ class BatchDistances:
         self.deep = np.zeros(k, dtype=bool)
         self.tet_a = np.full((k, 4, 3), np.nan)    # deep pairs: GJK's last tetrahedron
         self.tet_b = np.full((k, 4, 3), np.nan)
+        self.slack = np.zeros(k)                   # CLEAR_SLACK of the size and coordinates
         self.core_a = np.full((k, 3), np.nan)      # the closest points of the cores
         self.core_b = np.full((k, 3), np.nan)
 
@@ -115,13 +116,19 @@ def run(table: PoseTable, ia, ib, need=None) -> BatchDistances:
 
 class Screened:
     """What ``screen`` found for each pair: ``clear`` (certified at least its ``need`` apart),
-    ``deep`` (certified to overlap) and, for the deep pairs it measured (``measured``), the
-    penetration: ``depth``, ``normal`` (K, 3) from A toward B, ``point_a``, ``point_b``
-    (K, 3), as ``penetration(a, b)`` gives them."""
+    ``apart`` (not clear, but its distance measured: ``distance``, the closest points
+    ``closest_a``, ``closest_b`` (K, 3), exact to ``slack``), ``deep`` (certified to overlap)
+    and, for the deep pairs it measured (``measured``), the penetration: ``depth``, ``normal``
+    (K, 3) from A toward B, ``point_a``, ``point_b`` (K, 3), as ``penetration(a, b)`` gives
+    them."""
 
     def __init__(self, res: BatchDistances):
         k = len(res.code)
         self.clear = res.code == CLEAR
+        self.apart = np.isin(res.code, (CONVERGED, REPEATED)) & ~res.intersecting
+        self.distance = res.distance
+        self.closest_a, self.closest_b = res.point_a, res.point_b
+        self.slack = res.slack
         self.deep = res.deep
         self.measured = np.zeros(k, dtype=bool)
         self.depth = np.full(k, np.nan)
@@ -600,3 +607,4 @@ def _write(res, ma, mb, size_a, size_b, out, sl):
                     & (res.inside > 0.0)) | (within & (margins - d > res.slack))
     out.tet_a[sl], out.tet_b[sl] = res.tet_a, res.tet_b
     out.core_a[sl], out.core_b[sl] = pa.T, pb.T
+    out.slack[sl] = res.slack

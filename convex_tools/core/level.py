@@ -64,8 +64,9 @@ TOUCH_TOLERANCE = 1e-4
 # Narrow-phase pairs per step of ``check_shapes``: one step is a few milliseconds, so progress
 # and cancel requests are seen several times a second.
 PAIRS_PER_STEP = 256
-# Pairs the batched engine screens per step (about 5 µs each: a step of ~20 ms).
-BATCH_PAIRS_PER_STEP = 4096
+# Pairs the batched engine screens per step: its cost per pair falls with the batch (each
+# numpy call serves more pairs) and a step of this many takes a few tenths of a second.
+BATCH_PAIRS_PER_STEP = 16384
 # Pairs per task handed to a worker process (``jobs`` > 1): small enough that the tasks of a
 # few heavy pairs (a terrain under many props) spread over the workers, large enough that a
 # task's overhead (pickling its findings) stays small.
@@ -162,6 +163,7 @@ class Stats:
     narrow: int = 0            # pairs that went through the narrow phase
     batch_clear: int = 0       # of those, certified clear by the batched engine (``batch``)
     batch_depths: int = 0      # of those, overlaps whose depth the batched engine measured
+    batch_distances: int = 0   # of those, pairs apart whose distance the batched engine gave
     single: int = 0            # of those, measured by the single queries (exact reports)
     penetrations: int = 0      # pairs that also needed a penetration depth
     times: dict = field(default_factory=dict)
@@ -354,7 +356,21 @@ class LevelCheck:
                     self._found.append(finding)
             self.stats.batch_depths += int(measured.sum())
             self.stats.penetrations += int(measured.sum())
-            settled = clear | measured
+            # Pairs the batch measured apart: a finding when clearly inside their clearance,
+            # nothing when clearly outside it; within the slack of it, the single query says.
+            apart = sc.apart & ~clear
+            gap = sc.distance - need
+            inside = apart & (need > 0.0) & (gap < -sc.slack)
+            outside = apart & (gap > sc.slack)
+            for k in np.flatnonzero(inside).tolist():
+                i, j = self.pairs[rows[k]].tolist()
+                finding = self._finding(i, j, float(need[k]), float(sc.distance[k]),
+                                        sc.closest_a[k].copy(), sc.closest_b[k].copy(),
+                                        (None, None))
+                if finding is not None:
+                    self._found.append(finding)
+            self.stats.batch_distances += int((inside | outside).sum())
+            settled = clear | measured | inside | outside
         else:
             settled = clear = np.zeros(len(rows), dtype=bool)
         self._screened += len(rows)
@@ -421,16 +437,19 @@ class LevelCheck:
         return self._finding(i, j, need, signed, point_a, point_b, parts)
 
     def _finding(self, i, j, need, signed, point_a, point_b, parts):
-        a, b = self.shapes[i], self.shapes[j]
         if signed < -self.touch_tolerance:
             kind = OVERLAP
         elif need > 0.0 and signed < need:
             kind = TOO_CLOSE
         else:
             return None
+        # (A part is named only on a concave shape; a convex one is not even made here, if it
+        # is still a ``Placed`` entry: the batch measured it.)
+        label_a = None if parts[0] is None else _label(self.shapes[i], parts[0])
+        label_b = None if parts[1] is None else _label(self.shapes[j], parts[1])
         return Finding(self.names[i], self.names[j], kind, float(signed),
                        np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float),
-                       float(need), _label(a, parts[0]), _label(b, parts[1]))
+                       float(need), label_a, label_b)
 
     def add_findings(self, found) -> None:
         """Findings measured elsewhere (a worker process) for this check."""

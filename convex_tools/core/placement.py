@@ -187,21 +187,22 @@ class PoseTable:
         locals_, index, matrices = [], [], []
         seen = {}
         identity = np.eye(4)
+        placed, transformed = Placed, _shapes.Transformed
         for shape in shapes:
-            if isinstance(shape, Placed):
+            if isinstance(shape, placed):
                 inner, matrix = shape.inner, shape.matrix
-            elif isinstance(shape, _shapes.Transformed):
+            elif isinstance(shape, transformed):
                 inner, matrix = shape.shape, shape.matrix
             else:
                 inner, matrix = shape, identity
-            key = id(inner)
-            if key not in seen:
-                seen[key] = len(locals_)
+            u = seen.get(id(inner))
+            if u is None:
+                u = seen[id(inner)] = len(locals_)
                 locals_.append(inner)
-            index.append(seen[key])
+            index.append(u)
             matrices.append(matrix)
-        return cls.from_poses(locals_, np.asarray(index, dtype=np.int64),
-                              np.asarray(matrices, dtype=float).reshape(-1, 4, 4))
+        stack = np.stack(matrices) if matrices else np.zeros((0, 4, 4))
+        return cls.from_poses(locals_, np.asarray(index, dtype=np.int64), stack)
 
     @classmethod
     def from_poses(cls, local_shapes, index, matrices) -> "PoseTable":
@@ -312,14 +313,18 @@ class PoseTable:
         objects = np.arange(len(self)) if objects is None else np.asarray(objects)
         k = len(objects)
         lower, upper = np.empty((k, 3)), np.empty((k, 3))
-        p = self.params[:, objects]
-        margin = self.margin[objects]
-        for axis in range(3):
-            for sign, out in ((1.0, upper), (-1.0, lower)):
-                d = np.zeros((3, k))
-                d[axis] = sign
-                out[:, axis] = self.support(objects, d, params=p)[axis] + sign * margin
-        hulls = np.flatnonzero(self.family[objects] == HULL)
+        is_hull = self.family[objects] == HULL
+        rest = np.flatnonzero(~is_hull)
+        if len(rest):
+            chosen = objects[rest]
+            p = self.params[:, chosen]
+            margin = self.margin[chosen]
+            for axis in range(3):
+                for sign, out in ((1.0, upper), (-1.0, lower)):
+                    d = np.zeros((3, len(rest)))
+                    d[axis] = sign
+                    out[rest, axis] = self.support(chosen, d, params=p)[axis] + sign * margin
+        hulls = np.flatnonzero(is_hull)
         if len(hulls):
             self._hull_aabbs(objects[hulls], hulls, lower, upper)
         return lower, upper
