@@ -420,7 +420,7 @@ def test_extended_precision_orientations_agree_with_exact_ones():
     p += rng.integers(-3, 4, p.shape) * np.spacing(np.abs(p))
     q = np.vstack([tri.reshape(-1, 3), p])
     a, b, c = (np.arange(400) * 3 + k for k in range(3))
-    signs = predicates.orient_signs(q, a, b, c, 1200 + np.arange(400))
+    signs = predicates.orient_signs(q.T.copy(), a, b, c, 1200 + np.arange(400))
     exact = [predicates.orient(*map(tuple, (q[i], q[j], q[k], q[1200 + r])))
              for r, (i, j, k) in enumerate(zip(a, b, c))]
     decided = signs != predicates.UNDECIDED
@@ -438,7 +438,8 @@ def test_extended_precision_declines_exactly_coplanar_points_it_cannot_resolve()
     q = np.column_stack([xy, -xy[:, 0] - xy[:, 1]])  # exact: integers below 2**53
     a, b, c, p = (np.arange(100) * 4 + k for k in range(4))
     assert all(predicates.orient(*map(tuple, q[list(r)])) == 0 for r in zip(a, b, c, p))
-    np.testing.assert_array_equal(predicates.orient_signs(q, a, b, c, p), predicates.UNDECIDED)
+    np.testing.assert_array_equal(predicates.orient_signs(q.T.copy(), a, b, c, p),
+                                  predicates.UNDECIDED)
 
 
 def test_points_in_an_axis_aligned_plane_are_coplanar_without_integers(monkeypatch):
@@ -455,7 +456,7 @@ def test_points_in_an_axis_aligned_plane_are_coplanar_without_integers(monkeypat
         a, b, c, p = (np.arange(10) * 4 + k for k in range(4))
         for r in zip(a, b, c, p):
             assert predicates.orient(*map(tuple, q[list(r)])) == 0
-        np.testing.assert_array_equal(predicates.orient_signs(q, a, b, c, p), 0)
+        np.testing.assert_array_equal(predicates.orient_signs(q.T.copy(), a, b, c, p), 0)
 
 
 # --- Quickhull: extreme magnitudes (issue 10 item 5) ----------------------------------------------

@@ -842,7 +842,8 @@ class _Batch:
         self.q, self.filt, self.exact = seq.q, seq.filt, seq.exact
         # The coordinates and (below) the face normals one contiguous array per axis: gathers
         # and products of 1-D arrays take a quarter of the time of (k, 3) rows and einsum.
-        self.x, self.y, self.z = np.ascontiguousarray(seq.q.T)
+        self.rows = np.ascontiguousarray(seq.q.T)
+        self.x, self.y, self.z = self.rows
         self.near = seq.near
         self.xyz, self.ints, self.verdicts = seq.xyz, seq.ints, seq.verdicts
         self.steps, self.cap = seq.steps, seq.cap
@@ -1038,21 +1039,13 @@ class _Batch:
         return vis
 
     def _above_many(self, faces: np.ndarray, pts: np.ndarray) -> np.ndarray:
-        """``above`` for many (face, point) pairs: verdicts known from earlier rounds, then the
-        extended-precision filter, then integers for what it leaves undecided."""
-        verdicts = self.verdicts
-        keys = list(zip(faces.tolist(), pts.tolist()))
-        known = [verdicts.get(k) for k in keys]
-        todo = [r for r, v in enumerate(known) if v is None]
-        if todo:
-            rows = np.array(todo, dtype=np.intp)
-            tri = self.fv[faces[rows]]
-            signs = orient_signs(self.q, tri[:, 0], tri[:, 1], tri[:, 2], pts[rows])
-            for r, (a, b, c), sign in zip(todo, tri.tolist(), signs.tolist()):
-                if sign == UNDECIDED:
-                    sign = self.orient(a, b, c, keys[r][1])
-                known[r] = verdicts[keys[r]] = sign > 0
-        return np.array(known, dtype=bool)
+        """``above`` for many (face, point) pairs: extended precision, then ``above``'s exact
+        integers for what it leaves undecided."""
+        tri = self.fv[faces]
+        signs = orient_signs(self.rows, tri[:, 0], tri[:, 1], tri[:, 2], pts)
+        for r in (signs == UNDECIDED).nonzero()[0].tolist():
+            signs[r] = 1 if self.above(int(faces[r]), int(pts[r])) else -1
+        return signs > 0
 
     def _cones(self, owner, faces, eyes, win):
         """The horizon edges of the winners' regions and the planes of the cone faces over them,
@@ -1118,7 +1111,7 @@ class _Batch:
             unsure = (abs(dist) <= self.filt).nonzero()[0]
             if len(unsure):
                 s = shared[unsure]
-                signs = orient_signs(q, a[s], b[s], apex[s], rival[unsure])
+                signs = orient_signs(self.rows, a[s], b[s], apex[s], rival[unsure])
                 for r, sign in zip(unsure.tolist(), signs.tolist()):
                     if sign == UNDECIDED:
                         sr = shared[r]
