@@ -969,12 +969,13 @@ def test_cube_map_cells_hold_their_centre_support_and_directions_find_their_cell
         u, w = (d[a] / abs(d[axis]) for a in range(3) if a != axis)
         assert -1 + 2 * i / k <= u <= -1 + 2 * (i + 1) / k
         assert -1 + 2 * j / k <= w <= -1 + 2 * (j + 1) / k
-        # The cell's vertex is the support along the cell's centre direction.
+        # The cell's vertex is the support along the cell's centre direction (up to the single
+        # precision the map is computed in: it is only where a climb resumes).
         centre = np.empty(3)
         centre[axis] = 1.0 if d[axis] > 0 else -1.0
         others = [a for a in range(3) if a != axis]
         centre[others[0]], centre[others[1]] = -1 + (2 * i + 1) / k, -1 + (2 * j + 1) / k
-        assert v[table[cell]] @ centre == pytest.approx(brute_force_max(v, centre), abs=1e-12)
+        assert v[table[cell]] @ centre == pytest.approx(brute_force_max(v, centre), abs=1e-6)
 
 
 def test_a_far_jump_takes_few_vertex_reads_on_a_large_hull():
