@@ -41,9 +41,9 @@ centre), so the loop only sees the outer shell. One eye at a time costs ~35 us o
 hull vertex; a round costs ~0.5 ms of numpy calls whatever its size, so small hulls and small
 outside sets stay in plain Python floats and large ones go to the rounds, which keep
 coordinates and normals one array per axis (100k points on a sphere: 8.4 s one at a time,
-~0.9 s of CPU in 35 rounds; a million points in a cube: ~0.45 s). A hull of ~1,000 vertices
-thus costs ~10 ms (~30 rounds' or eyes' worth of fixed per-call costs): only a mesh given with
-its faces, certified by ``convex_mesh``, is built in ~2 ms.
+~0.9 s in 35 rounds; a million points in a cube: ~0.25 s). Fixed per-call costs set a floor:
+a hull with ~1,000 vertices takes 10-15 ms (~15 rounds and the eyes before them), and a closed
+convex mesh given with its faces is certified by ``convex_mesh`` in ~2 ms instead.
 
 Tolerance: ``DIST_TOL_REL * extent + ROUNDOFF_REL * max|coordinate|`` with extent the largest
 side of the bounding box, so the result is invariant to a uniform scale of the input. Clouds of
