@@ -202,7 +202,7 @@ def _edge_signs(xyz: np.ndarray, a, b, c, d):
     rest = (abs(det) <= ORIENT_ERRBOUND * permanent).nonzero()[0]
     if len(rest):
         q = xyz.T
-        sign[rest] = orient_signs(q, a[rest], b[rest], c[rest], d[rest])
+        sign[rest] = orient_signs(xyz, a[rest], b[rest], c[rest], d[rest])
         undecided = rest[sign[rest] == UNDECIDED]
         if len(undecided):
             pts = [map(tuple, q[i[undecided]].tolist()) for i in (a, b, c, d)]

@@ -20,11 +20,11 @@ ever moves to a higher vertex, so the walk stays monotone and exact.
 
 from __future__ import annotations
 
-from itertools import chain, islice
+from itertools import accumulate, chain
 
 import numpy as np
 
-from .quickhull import _in_safe_range, convex_hull
+from .quickhull import _in_safe_range, collector_paused, convex_hull
 from .shapes import Shape
 
 # Hulls with at most this many vertices are scanned instead of climbed. Median µs per
@@ -54,8 +54,9 @@ JUMP_AFTER_MOVES = 1
 _INF = float("inf")
 # Cells along each edge of a cube-map face: about one vertex per cell, at most this many.
 CUBE_MAP_MAX_CELLS = 16
-# Vertex-direction dot products per matrix product when the cube map is built: a 4 MB
-# temporary stays in cache (100k vertices: 0.46 s; 0.69 s at 64 MB; 10 s all at once).
+# Vertex-direction dot products per matrix product when the cube map is built: the temporary
+# (2 MB in single precision) stays in cache (100k vertices, in doubles: 0.46 s with 4 MB; 0.69 s
+# at 64 MB; 10 s all at once).
 CUBE_MAP_CHUNK = 1 << 19
 
 
@@ -75,9 +76,12 @@ def _cube_map(vertices: np.ndarray) -> tuple:
             others = [i for i in range(3) if i != axis]
             d[:, others[0]], d[:, others[1]] = u, v
             faces.append(d)
-    directions = np.concatenate(faces)
-    # (scaled by a power of two if huge: the same argmax, without overflowing dot products)
-    scaled_t = _in_safe_range(vertices)[0].T
+    directions = np.concatenate(faces).astype(np.float32)
+    # In single precision: a cell's vertex is only where a climb resumes (it moves on to the
+    # exact support), and near-ties are all the rounding can change; half the time of doubles
+    # (0.5 against 1.0 ms for 1,000 vertices). Scaled by a power of two if huge, so that no
+    # product overflows.
+    scaled_t = _in_safe_range(vertices)[0].T.astype(np.float32)
     # A few directions at a time, each a contiguous row of dot products (all 6·16² at once
     # against 100k vertices, reduced down the columns, was a 1.2 GB array).
     step = max(1, CUBE_MAP_CHUNK // m)
@@ -136,15 +140,19 @@ class Hull(Shape):
         self._vertices.setflags(write=False)
         self._faces = data.faces
         self._faces.setflags(write=False)
-        self._vl = list(map(tuple, data.vertices.tolist()))
         self._adj = data.adjacency
-        # The climb's neighbour lists carry the neighbours' coordinates, (j, x, y, z) each, so
-        # that a step reads them without indexing the vertex list: ~0.6 µs a call. (Made in
-        # bulk: one tuple at a time took 0.6 s for a 100k-vertex hull.)
-        heads = list(chain.from_iterable(self._adj))
-        xs, ys, zs = data.vertices[heads].T.tolist() if heads else ([], [], [])
-        entries = iter(zip(heads, xs, ys, zs))
-        self._nbrs = tuple(tuple(islice(entries, len(a))) for a in self._adj)
+        with collector_paused():
+            self._vl = list(map(tuple, data.vertices.tolist()))
+            # The climb's neighbour lists carry the neighbours' coordinates, (j, x, y, z) each,
+            # so that a step reads them without indexing the vertex list: ~0.6 µs a call. (Made
+            # in bulk: one tuple at a time took 0.6 s for a 100k-vertex hull.)
+            heads = list(chain.from_iterable(self._adj))
+            xs, ys, zs = (data.vertices[np.array(heads, dtype=np.intp)].T.tolist() if heads
+                          else ([], [], []))
+            entries = list(zip(heads, xs, ys, zs))
+            ends = list(accumulate(map(len, self._adj)))
+            self._nbrs = tuple(map(tuple, map(entries.__getitem__,
+                                              map(slice, [0] + ends[:-1], ends))))
         # The warm start: the last two distinct vertices returned, newest first. Shapes are
         # immutable, so this one piece of mutable state lives in a list (it never changes the
         # answer, only where the climb starts).

@@ -103,29 +103,36 @@ ORIENT_ERRBOUND_LONG = 4.0 * float(np.finfo(LONG).eps)
 LONG_NORMAL_SIN = 1e-5
 
 
-def orient_signs(q: np.ndarray, a, b, c, p) -> np.ndarray:
-    """``orient`` of many quadruples of point indices (0 for points sharing a coordinate, as
-    ``orient_float``), ``UNDECIDED`` where extended precision cannot tell (everywhere else if
-    the platform's long double is no wider than a double)."""
-    # One coordinate at a time (1-D gathers and products: about half the time of (k, 3) rows).
-    xa, xb, xc, xp = (q[i, 0] for i in (a, b, c, p))
-    ya, yb, yc, yp = (q[i, 1] for i in (a, b, c, p))
-    za, zb, zc, zp = (q[i, 2] for i in (a, b, c, p))
-    flat = (((xb == xa) & (xc == xa) & (xp == xa)) | ((yb == ya) & (yc == ya) & (yp == ya))
-            | ((zb == za) & (zc == za) & (zp == za)))
-    if not LONG_FILTER:
-        return np.where(flat, 0, UNDECIDED)
-    xa, ya, za = xa.astype(LONG), ya.astype(LONG), za.astype(LONG)
-    # (long double: the differences round less)
-    ux, uy, uz = xb - xa, yb - ya, zb - za
-    vx, vy, vz = xc - xa, yc - ya, zc - za
-    wx, wy, wz = xp - xa, yp - ya, zp - za
-    # u x v term by term, for the determinant and its permanent (the rounding bound)
-    p0, m0 = uy * vz, uz * vy
-    p1, m1 = uz * vx, ux * vz
-    p2, m2 = ux * vy, uy * vx
-    det = wx * (p0 - m0) + wy * (p1 - m1) + wz * (p2 - m2)
-    permanent = (abs(wx) * (abs(p0) + abs(m0)) + abs(wy) * (abs(p1) + abs(m1))
-                 + abs(wz) * (abs(p2) + abs(m2)))
-    sure = abs(det) > ORIENT_ERRBOUND_LONG * permanent
-    return np.where(sure, np.sign(det).astype(np.intp), np.where(flat, 0, UNDECIDED))
+def orient_signs(xyz: np.ndarray, a, b, c, p) -> np.ndarray:
+    """``orient`` of many quadruples of point indices into the coordinate rows ``xyz`` (3, N):
+    the sign where extended precision tells it, 0 where undecided points share a coordinate (as
+    ``orient_float``), else ``UNDECIDED`` (everywhere but there if the platform's long double is
+    no wider than a double)."""
+    x, y, z = xyz  # (1-D gathers and products: about half the time of (k, 3) rows)
+    if LONG_FILTER:
+        xa, ya, za = (t.take(a).astype(LONG) for t in xyz)
+        # (long double: the differences round less)
+        ux, uy, uz = x.take(b) - xa, y.take(b) - ya, z.take(b) - za
+        vx, vy, vz = x.take(c) - xa, y.take(c) - ya, z.take(c) - za
+        wx, wy, wz = x.take(p) - xa, y.take(p) - ya, z.take(p) - za
+        # u x v term by term, for the determinant and its permanent (the rounding bound)
+        p0, m0 = uy * vz, uz * vy
+        p1, m1 = uz * vx, ux * vz
+        p2, m2 = ux * vy, uy * vx
+        det = wx * (p0 - m0) + wy * (p1 - m1) + wz * (p2 - m2)
+        permanent = (abs(wx) * (abs(p0) + abs(m0)) + abs(wy) * (abs(p1) + abs(m1))
+                     + abs(wz) * (abs(p2) + abs(m2)))
+        sure = abs(det) > ORIENT_ERRBOUND_LONG * permanent
+        signs = np.where(sure, np.sign(det).astype(np.intp), UNDECIDED)
+        rest = (~sure).nonzero()[0]
+    else:
+        signs = np.full(len(a), UNDECIDED, dtype=np.intp)
+        rest = np.arange(len(a))
+    if len(rest):
+        a, b, c, p = a[rest], b[rest], c[rest], p[rest]
+        flat = np.zeros(len(rest), dtype=bool)
+        for t in xyz:
+            ta = t.take(a)
+            flat |= (t.take(b) == ta) & (t.take(c) == ta) & (t.take(p) == ta)
+        signs[rest[flat]] = 0
+    return signs

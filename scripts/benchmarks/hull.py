@@ -1,15 +1,16 @@
 """Hull benchmarks: Quickhull build time (against Blender's bmesh.ops.convex_hull when bpy is
 importable) on random clouds, a large sphere and 1,000-vertex meshes, by their points alone or
 with their faces (issue 12's targets: 100k sphere points in <= 1.5 s, 1,000-vertex meshes in
-<= 3 ms), support-call cost of scanning
-vs hill-climbing, and vertices visited per support call under frame coherence (the issue asks
-for O(1))."""
+<= 3 ms); time and peak memory on the largest clouds (a million points in a cube, 200k on a
+sphere); support-call cost of scanning vs hill-climbing, and vertices visited per support call
+under frame coherence (the issue asks for O(1))."""
 
 from __future__ import annotations
 
 import math
 import statistics
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -130,6 +131,34 @@ def _build_table(rng, quick: bool) -> None:
     _build_row("mostly interior mesh", _ball(own), mesh_runs)
 
 
+def _peak_mb(fn) -> float:
+    """Peak memory numpy and Python allocated while ``fn`` ran, in MB (the input excluded)."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2 ** 20
+    finally:
+        tracemalloc.stop()
+
+
+def _large_table(quick: bool) -> None:
+    """The largest clouds: build time (median of 3 runs, one with --quick) and peak memory. No
+    bmesh column: creating a million BMesh vertices alone takes longer than our build."""
+    runs = 1 if quick else 3
+    rng = np.random.default_rng(SEED + 13)
+    cases = [("random cube", _cube, 100_000 if quick else 1_000_000),
+             ("sphere (all on hull)", _sphere, 20_000 if quick else 200_000)]
+    print(f"\n{'large clouds':<22}{'points':>8}{'hull verts':>12}{'ours ms':>10}{'Hull() ms':>10}"
+          f"{'peak MB':>10}")
+    for name, make, n in cases:
+        pts = make(rng, n)
+        ours = _median_time(lambda: convex_hull(pts), runs)
+        shape = _median_time(lambda: Hull(pts), runs)
+        verts = len(convex_hull(pts).vertices)
+        peak = _peak_mb(lambda: convex_hull(pts))
+        print(f"{name:<22}{n:>8}{verts:>12}{ours * 1e3:>10.0f}{shape * 1e3:>10.0f}{peak:>10.0f}")
+
+
 def _rotating(n_steps: int, step_deg: float):
     """Unit directions turning by ``step_deg`` per step about a fixed oblique axis."""
     axis = np.array([0.3, 1.0, 0.2])
@@ -195,5 +224,6 @@ def _visits_table(rng, quick: bool) -> None:
 def run(args) -> None:
     rng = np.random.default_rng(SEED)
     _build_table(rng, args.quick)
+    _large_table(args.quick)
     _support_table(rng, args.quick)
     _visits_table(rng, args.quick)
