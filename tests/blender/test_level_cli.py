@@ -400,16 +400,16 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
 
 def test_ctrl_c_while_worker_processes_measure_keeps_their_findings_so_far(long_level,
                                                                            tmp_path):
-    # The 799 pairs go to two worker processes 64 at a time; Ctrl-C comes as the third task's
-    # findings arrive, after two tasks' (128 overlaps) were kept.
+    # The 799 pairs go to two worker processes 128 at a time (PAIRS_PER_TASK); Ctrl-C comes
+    # as the third task's findings arrive, after two tasks' (256 overlaps) were kept.
     report = tmp_path / "r.json"
     done = drive(tmp_path, "sigint-workers", 3, long_level, "--json", report, "--jobs", "2")
     assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
     assert "Traceback" not in done.stderr
-    assert "Interrupted: the 128 findings found so far are not the whole level" in done.stderr
+    assert "Interrupted: the 256 findings found so far are not the whole level" in done.stderr
     data = json.loads(report.read_text())
-    assert data["complete"] is False and data["counts"] == {"overlap": 128, "too_close": 0}
-    assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (128/799)"
+    assert data["complete"] is False and data["counts"] == {"overlap": 256, "too_close": 0}
+    assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (256/799)"
 
 
 def test_ctrl_c_while_making_shapes_prints_no_all_clear(long_level, tmp_path):
