@@ -298,12 +298,21 @@ def level(rng, n=300):
     return shapes, [f"S{k:04d}" for k in range(n)]
 
 
-def test_level_findings_do_not_depend_on_the_batch_or_the_jobs(rng):
-    from convex_tools.core.level import report_json
+@pytest.fixture
+def small_batches(monkeypatch):
+    """The batch used on these small test levels (real ones below 512 pairs skip it)."""
+    from convex_tools.core import level as core_level
+    monkeypatch.setattr(core_level, "MIN_PAIRS_FOR_BATCH", 1)
+
+
+def test_level_findings_do_not_depend_on_the_batch_or_the_jobs(rng, small_batches):
+    from convex_tools.core.level import Stats, report_json
 
     shapes, names = level(rng)
     single = check_shapes(shapes, names, clearance=0.1, batched=False)
-    batched = check_shapes(shapes, names, clearance=0.1)
+    stats = Stats()
+    batched = check_shapes(shapes, names, clearance=0.1, stats=stats)
+    assert stats.batch_clear and stats.batch_depths and stats.batch_distances
     parallel = check_shapes(shapes, names, clearance=0.1, jobs=2)
     # The jobs change nothing, byte for byte.
     assert batched and report_json(parallel) == report_json(batched)
@@ -323,7 +332,16 @@ def test_level_findings_do_not_depend_on_the_batch_or_the_jobs(rng):
         >= 0.9 * len(single)
 
 
-def test_level_workers_share_out_the_single_queries(rng, monkeypatch):
+def test_small_levels_are_measured_by_the_single_queries(rng):
+    from convex_tools.core.level import MIN_PAIRS_FOR_BATCH, Stats
+
+    shapes, names = level(rng, 60)
+    stats = Stats()
+    check_shapes(shapes, names, clearance=0.1, stats=stats)
+    assert 0 < stats.narrow < MIN_PAIRS_FOR_BATCH and stats.single == stats.narrow
+
+
+def test_level_workers_share_out_the_single_queries(rng, monkeypatch, small_batches):
     from convex_tools.core import level as core_level
     monkeypatch.setattr(core_level, "MIN_PAIRS_FOR_JOBS", 1)
     monkeypatch.setattr(core_level, "PAIRS_PER_TASK", 4)

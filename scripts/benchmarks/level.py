@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (300, 1_000)
 # The worst case besides: every object its own geometry (no instancing, no shared hulls).
@@ -113,7 +115,7 @@ def _run(args, demo_level):
           f"batched+jobs uses {default_jobs()} processes")
     print(f"{'objects':>8} {'built':>6} {'cands':>7} {'pairs':>7} {'found':>6} {'open':>6} "
           + " ".join(f"{m + ' s':>15} {'µs/pair':>8} {'µs/obj':>7}" for m, _, _ in MODES)
-          + "  same")
+          + "  findings")
     with tempfile.TemporaryDirectory(prefix="convex_level_bench_") as folder:
         for n in sizes:
             t = time.perf_counter()
@@ -129,14 +131,19 @@ def _run(args, demo_level):
                 candidates = max(1, row["stats"].candidates)
                 line += (f" {row['check']:>15.2f} {1e6 * row['phases']['narrow_phase'] / candidates:>8.1f}"
                          f" {1e6 * row['check'] / n:>7.1f}")
-            same = all(r["report"] == first["report"] for r in rows)
-            print(line + f"  {'yes' if same else 'NO'}   (built in {built:.1f} s; phases of "
-                  f"batched+jobs: " + ", ".join(f"{p} {rows[-1]['phases'][p]:.2f}"
-                                                for p in PHASES) + ")", flush=True)
+            same = _same_findings(rows[0]["findings"], rows[1]["findings"])
+            jobs_same = rows[1]["report"] == rows[2]["report"]
+            print(line + f"  {same}; jobs {'byte for byte' if jobs_same else 'DIFFER'}   "
+                  f"(built in {built:.1f} s; phases of batched+jobs: "
+                  + ", ".join(f"{p} {rows[-1]['phases'][p]:.2f}" for p in PHASES) + ")",
+                  flush=True)
         print("built: shapes built by shape_from_object (the others are instances of one of "
               "them, moved by their matrix); cands: candidate pairs of the broad phase; pairs: "
               "after the box cull; µs/pair: narrow phase per candidate pair; µs/obj: the whole "
-              "check per object; same: the three reports equal byte for byte")
+              "check per object; same: the batched findings against the single queries' (the "
+              "same pairs and kinds; the largest difference in distance; how many witness "
+              "points differ, as they may where the contact is a segment or a face), and "
+              "whether the batched+jobs report equals the batched one byte for byte")
 
         n = QUICK_UNIQUE_SIZE if args.quick else UNIQUE_SIZE
         print("\nevery object with its own geometry (nothing shared; a first check builds one "
@@ -169,6 +176,19 @@ def _run(args, demo_level):
                   f"(built in {row['build']:.1f} s; {row['concave']} concave, "
                   f"{row['parts']} parts culled, {row['penetrations']} depths)", flush=True)
         bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
+def _same_findings(single, batched):
+    """How the batched findings compare with the single queries'."""
+    if [(f.object_a, f.object_b, f.kind) for f in single] != \
+            [(f.object_a, f.object_b, f.kind) for f in batched]:
+        return "DIFFERENT PAIRS"
+    largest = max((abs(f.distance - g.distance) for f, g in zip(single, batched)),
+                  default=0.0)
+    moved = sum(not (np.allclose(f.point_a, g.point_a, rtol=0.0, atol=1e-9)
+                     and np.allclose(f.point_b, g.point_b, rtol=0.0, atol=1e-9))
+                for f, g in zip(single, batched))
+    return f"same pairs, distances within {largest:.0e}, {moved} witness points moved"
 
 
 def _measure_modes(folder, name, repeats):

@@ -276,3 +276,26 @@ def test_excluded_collections_are_not_part_of_the_level(empty_scene):
     assert len(level_check.check_scene()) == 1
     bpy.context.view_layer.layer_collection.children["WIP"].exclude = True
     assert level_check.check_scene() == []
+
+
+def test_a_large_level_is_batched_and_the_same_for_any_jobs(empty_scene):
+    """Past MIN_PAIRS_FOR_BATCH pairs the batch screens and measures most pairs; the report is
+    the same byte for byte in one process and in two, and has the single queries' findings."""
+    from convex_tools.core.level import MIN_PAIRS_FOR_BATCH, Stats
+
+    rng = np.random.default_rng(11)
+    side = 26.0
+    for k in range(1100):
+        cube(f"C{k:04d}", (*rng.uniform(0, side, 2), 0.5), rng.uniform(0.4, 1.2, 3),
+             (0.0, 0.0, rng.uniform(0, 3)))
+    stats = Stats()
+    one = level_check.check_scene(clearance=0.1, stats=stats, jobs=1)
+    assert stats.narrow >= MIN_PAIRS_FOR_BATCH
+    assert stats.batch_clear and stats.batch_depths and stats.single < stats.narrow / 2
+    two = level_check.check_scene(clearance=0.1, jobs=2)
+    assert report_json(one) == report_json(two)
+    bpy_run = level_check.LevelRun(None, 0.1, batched=False)
+    single = bpy_run.run()
+    assert [(f.object_a, f.object_b, f.kind) for f in single] == \
+        [(f.object_a, f.object_b, f.kind) for f in one]
+    assert max(abs(f.distance - g.distance) for f, g in zip(single, one)) <= 1e-9
