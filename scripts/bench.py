@@ -31,6 +31,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="smoke-run sizes (seconds)")
     parser.add_argument("--configs", type=int, default=None,
                         help="random configurations per pair (default per section)")
+    parser.add_argument("--baseline", metavar="CHECKOUT", default=None,
+                        help="another checkout of this repository (an earlier version) to "
+                             "measure beside this one, where a section supports it (level)")
     args = parser.parse_args(argv)
     chosen = args.sections or sections()
     unknown = set(chosen) - set(sections())

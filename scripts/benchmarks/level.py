@@ -29,12 +29,16 @@ convex-only level of that size (its "× convex" column is the ratio of µs per o
     python scripts/bench.py level                  # 1k, 10k, 100k, 1k unique; 10k concave levels
     python scripts/bench.py level --configs 10000  # only the scattered sizes up to 10k
     python scripts/bench.py level --quick          # 300, 1k, 200 unique; 1k concave (20k triangles)
+    python scripts/bench.py level --baseline ../old   # also time another checkout's check
+                                                      # (e.g. git worktree add ../old 560ddc2)
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,25 +64,47 @@ CONCAVE_SIZE, QUICK_CONCAVE_SIZE = 10_000, 1_000
 TERRAIN_CELLS, QUICK_TERRAIN_CELLS = 224, 100
 
 
-def _check_once(path, batched=True, jobs=1):
-    """Open ``path`` and check it as a fresh Blender session would: the hull cache (which a
-    session keeps across files) is emptied first. (open s, check s, stats, findings, concave
-    objects)."""
-    import bpy
+def _check_once(path, batched=True, jobs=1, root=None):
+    """Open ``path`` and check it as a fresh Blender session would: in a new process (as the
+    command line runs it: one that opened several large files before is slower for it) with
+    the add-on registered; ``root``: another checkout's code to run instead (``--baseline``,
+    its LevelRun as it was: ``batched`` and ``jobs`` None). (open s, check s, stats, findings,
+    concave objects)."""
+    with tempfile.TemporaryDirectory(prefix="convex_level_run_") as folder:
+        out = os.path.join(folder, "result.pickle")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [root or ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                              if p and p != ROOT]))
+        subprocess.run([sys.executable, "-c", _CHILD, path, repr(batched), repr(jobs), out],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(out, "rb") as f:
+            return pickle.load(f)
 
-    from convex_tools import level_check, objects
 
-    objects.clear_cache()
-    t0 = time.perf_counter()
-    bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
-    t1 = time.perf_counter()
-    level_run = level_check.LevelRun(None, CLEARANCE, batched=batched)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The check in a process of its own (``_check_once``).
+_CHILD = """
+import pickle, sys, time
+import bpy
+import convex_tools
+from convex_tools import level_check, objects
+path, batched, jobs, out = sys.argv[1], eval(sys.argv[2]), eval(sys.argv[3]), sys.argv[4]
+convex_tools.register()
+t0 = time.perf_counter()
+bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
+t1 = time.perf_counter()
+if batched is None:           # another version's check, as it was
+    level_run = level_check.LevelRun(None, %r)
+    findings = level_run.run()
+else:
+    level_run = level_check.LevelRun(None, %r, batched=batched)
     findings = level_run.run(jobs=jobs)
-    t2 = time.perf_counter()
-    stats = level_run.stats
-    concave = sum(objects.is_concave(level_run.check.shapes[i])
-                  for i in range(len(level_run.names)))
-    return t1 - t0, t2 - t1, stats, findings, concave
+t2 = time.perf_counter()
+concave = sum(objects.is_concave(level_run.check.shapes[i]) for i in range(len(level_run.names)))
+with open(out, "wb") as f:
+    pickle.dump((t1 - t0, t2 - t1, level_run.stats, findings, concave), f)
+""" % (CLEARANCE, CLEARANCE)
 
 
 def run(args):
@@ -107,6 +133,12 @@ def _run(args, demo_level):
 
     from convex_tools.core.level import default_jobs
 
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        baseline = os.path.abspath(baseline)
+        if not os.path.isdir(os.path.join(baseline, "convex_tools")):
+            raise SystemExit(f"--baseline {baseline}: not a checkout of this repository")
+
     sizes = QUICK_SIZES if args.quick else SIZES
     if getattr(args, "configs", None):
         sizes = tuple(s for s in sizes if s <= args.configs) or sizes[:1]
@@ -122,7 +154,8 @@ def _run(args, demo_level):
             demo_level.build_scattered_level(n)
             built = time.perf_counter() - t
             repeats = REPEATS if n <= LARGE else REPEATS_LARGE
-            rows = _measure_modes(folder, f"level_{n}", repeats)
+            rows = _measure_modes(folder, f"level_{n}", repeats, baseline)
+            today = rows.pop(0) if baseline else None
             first = rows[0]
             stats = first["stats"]
             line = (f"{n:>8,} {stats.shapes_made:>6,} {stats.candidates:>7,} "
@@ -133,6 +166,11 @@ def _run(args, demo_level):
                          f" {1e6 * row['check'] / n:>7.1f}")
             same = _same_findings(rows[0]["findings"], rows[1]["findings"])
             jobs_same = rows[1]["report"] == rows[2]["report"]
+            if today is not None:
+                best = min(r["check"] for r in rows)
+                line += (f"  baseline {today['check']:.2f} s, {today['check'] / best:.1f}× "
+                         f"the fastest mode (its findings against batched: "
+                         f"{_same_findings(today['findings'], rows[1]['findings'])})")
             print(line + f"  {same}; jobs {'byte for byte' if jobs_same else 'DIFFER'}   "
                   f"(built in {built:.1f} s; phases of batched+jobs: "
                   + ", ".join(f"{p} {rows[-1]['phases'][p]:.2f}" for p in PHASES) + ")",
@@ -191,8 +229,9 @@ def _same_findings(single, batched):
     return f"same pairs, distances within {largest:.0e}, {moved} witness points moved"
 
 
-def _measure_modes(folder, name, repeats):
-    """Save the level built in the open scene; check it ``repeats`` times in each mode."""
+def _measure_modes(folder, name, repeats, baseline=None):
+    """Save the level built in the open scene; check it ``repeats`` times in each mode (and
+    with the ``baseline`` checkout's code, first, if given)."""
     import bpy
 
     from convex_tools.core.level import report_json
@@ -200,8 +239,10 @@ def _measure_modes(folder, name, repeats):
     path = os.path.join(folder, f"{name}.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
     rows = []
-    for _, batched, jobs in MODES:
-        runs = [_check_once(path, batched, jobs) for _ in range(repeats)]
+    modes = [(None, None, None, baseline)] if baseline else []
+    modes += [(label, batched, jobs, None) for label, batched, jobs in MODES]
+    for _, batched, jobs, root in modes:
+        runs = [_check_once(path, batched, jobs, root) for _ in range(repeats)]
         rows.append({"open": statistics.median(r[0] for r in runs),
                      "check": statistics.median(r[1] for r in runs),
                      "phases": {p: statistics.median(r[2].times.get(p, 0.0) for r in runs)
