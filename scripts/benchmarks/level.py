@@ -75,8 +75,11 @@ def _check_once(path, batched=True, jobs=1, root=None):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [root or ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                               if p and p != ROOT]))
-        subprocess.run([sys.executable, "-c", _CHILD, path, repr(batched), repr(jobs), out],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
+        # (run from the temporary folder: ``python -c`` puts the working folder first on the
+        # path, which would import this checkout's code for the baseline too)
+        subprocess.run([sys.executable, "-c", _CHILD, path, repr(batched), repr(jobs), out,
+                        root or ROOT], check=True, env=env, stdout=subprocess.DEVNULL,
+                       cwd=folder)
         with open(out, "rb") as f:
             return pickle.load(f)
 
@@ -88,6 +91,7 @@ _CHILD = """
 import pickle, sys, time
 import bpy
 import convex_tools
+assert convex_tools.__file__.startswith(sys.argv[5]), convex_tools.__file__
 from convex_tools import level_check, objects
 path, batched, jobs, out = sys.argv[1], eval(sys.argv[2]), eval(sys.argv[3]), sys.argv[4]
 convex_tools.register()
