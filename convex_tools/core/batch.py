@@ -22,10 +22,12 @@ it with the single query (``distances`` does, and says so in the result's ``meth
 
 ``screen(table, pairs, need)`` is the level check's use: it runs only until each pair is
 *certified* clear (GJK's lower bound v·w/|v| minus the margins reaches the pair's required
-clearance, plus a slack above rounding) or until it has its distance; pairs not certified clear
-go to the exact single queries, so findings are exactly what the single queries report. It
-also says which pairs certainly overlap (the origin deep inside GJK's final tetrahedron): those
-need only their penetration depth, not a distance first.
+clearance, plus ``CLEAR_SLACK`` above rounding and above the single query's tolerance) or until
+it has its distance, and says which pairs certainly overlap (the origin deep inside GJK's final
+tetrahedron, or rounded cores apart by less than their margins). The overlaps of polytope cores
+get their depth from the batched EPA (``batch_epa``), those of rounded shapes whose cores are
+apart exactly from GJK; the level check takes the rest — curved overlaps, touching pairs,
+distances within the slack of a clearance, what the batch handed back — to the single queries.
 
 Layering (docs/ARCHITECTURE.md): uses ``placement``, ``gjk``'s tolerances and ``simplex``'s
 thresholds, ``results``; ``broadphase.query_all`` and ``level`` use it.
@@ -150,9 +152,8 @@ def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
     if not depths or not res.deep.any():
         return out
     ma, mb = table.margin[ia], table.margin[ib]
-    # Rounded shapes whose cores are apart by less than their margins: depth margins − d
-    # along the core separation; res holds the points on the full shapes (moved out by their
-    # margins), from which the core points come back by the margins along the normal.
+    # Rounded shapes whose cores are apart by less than their margins (no tetrahedron): depth
+    # margins − d along the separation of the cores' closest points.
     within = res.deep & ~np.isfinite(res.tet_a[:, 0, 0]) & ((ma > 0.0) | (mb > 0.0))
     if within.any():
         rows = np.flatnonzero(within)
@@ -316,9 +317,8 @@ def _iterate(table, st):
     # A repeated support point: no progress possible. Apart if v separates (v·w > 0);
     # otherwise the pair touches or nearly so, which the single query decides.
     slots = np.arange(4)[:, None] < st.n[None, :]
-    repeated = later & ((st.W == w[None]).all(axis=1) & slots).any(axis=0)
-    code[(code == RUNNING) & repeated] = np.where(st.lower[(code == RUNNING) & repeated] > 0.0,
-                                                  REPEATED, FALLBACK)
+    repeated = (code == RUNNING) & later & ((st.W == w[None]).all(axis=1) & slots).any(axis=0)
+    code[repeated] = np.where(st.lower[repeated] > 0.0, REPEATED, FALLBACK)
 
     running = np.flatnonzero(code == RUNNING)
     if not len(running):

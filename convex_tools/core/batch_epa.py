@@ -111,6 +111,7 @@ def run(table, ia, ib, tet_a, tet_b) -> BatchContacts:
         if len(idx):
             ok = st.expand()
             if not ok.all():
+                out.support_calls[idx[~ok]] = st.calls[~ok]     # (handed back, no answer)
                 idx = idx[ok]
                 st.compact(ok)
     return out
