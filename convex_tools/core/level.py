@@ -15,7 +15,12 @@ The work is in three phases, the first two vectorised over all objects at once:
    (``broadphase.candidate_pairs``);
 2. cheap rejections: pairs ignored by name pattern, and pairs whose AABB gap (a lower bound on
    their distance) already reaches the clearance;
-3. narrow phase: GJK distance on what is left, and penetration depth for overlapping pairs.
+3. narrow phase: distances, and penetration depths for overlapping pairs. The batched engine
+   (``batch.screen``) takes all pairs at once in numpy: it drops the pairs it certifies clear,
+   and measures the overlaps of polytopes (``batch_epa``) and the distances clearly inside or
+   outside a clearance; the single queries (``distance``, ``penetration``) measure the rest,
+   in worker processes with ``jobs`` > 1 (``run_to_end``). Checks of fewer than
+   ``MIN_PAIRS_FOR_BATCH`` pairs go to the single queries whole.
 
 Concave shapes (``Compound``, ``TriangleMesh``) take part like any other: their boxes come from
 their own ``aabb()`` and the narrow phase runs the queries, which answer part by part. A pair
@@ -30,7 +35,8 @@ meeting a room shell is how levels are built, not a collision), and such pairs a
 
 Only phase 3 costs per pair, so it runs in chunks (``LevelCheck.step``) that a caller can
 interleave with progress reports and a cancel button. Findings come out sorted by kind and names,
-so the same level always gives the same report.
+and each pair's finding is computed the same way wherever and whenever it runs, so the same
+level always gives the same report, byte for byte, whatever ``jobs``.
 """
 
 from __future__ import annotations
