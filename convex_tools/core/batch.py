@@ -74,11 +74,10 @@ STATUS_OF = {CONVERGED: Status.CONVERGED, REPEATED: Status.REPEATED_SUPPORT,
 class BatchDistances:
     """Distances of pairs (arrays, one row per pair): ``distance``, ``point_a`` (K, 3),
     ``point_b`` (K, 3), ``intersecting``, ``code`` (the state code: CONVERGED, REPEATED,
-    INTERSECTING, TOUCHING, CLEAR or FALLBACK), ``support_calls``, ``lower`` (a lower bound
-    on the distance) and ``deep`` (the shapes are certified to overlap by more than
-    ``CLEAR_SLACK`` of their size: an overlap no single query could call apart). Rows with code
-    FALLBACK hold no answer; rows with code CLEAR (only from ``screen``) hold a lower bound,
-    not the distance."""
+    INTERSECTING, TOUCHING, CLEAR or FALLBACK), ``support_calls`` and ``deep`` (the shapes are
+    certified to overlap by more than ``CLEAR_SLACK`` of their size: an overlap no single query
+    could call apart). Rows with code FALLBACK hold no answer; rows with code CLEAR (only with
+    ``need``) hold an upper bound on the distance, not the distance."""
 
     def __init__(self, k):
         self.distance = np.full(k, np.nan)
@@ -87,7 +86,6 @@ class BatchDistances:
         self.intersecting = np.zeros(k, dtype=bool)
         self.code = np.full(k, FALLBACK, dtype=np.int8)
         self.support_calls = np.zeros(k, dtype=np.int64)
-        self.lower = np.full(k, -np.inf)
         self.deep = np.zeros(k, dtype=bool)
         self.tet_a = np.full((k, 4, 3), np.nan)    # deep pairs: GJK's last tetrahedron
         self.tet_b = np.full((k, 4, 3), np.nan)
@@ -542,7 +540,6 @@ class _Results:
         self.code = np.full(k, FALLBACK, dtype=np.int8)
         self.pa = np.full((3, k), np.nan)
         self.pb = np.full((3, k), np.nan)
-        self.lower = np.full(k, -np.inf)
         self.calls = np.zeros(k, dtype=np.int64)
         self.inside = np.zeros(k)          # how deep the origin is in the final tetrahedron
         self.slack = np.zeros(k)           # CLEAR_SLACK of the pair's size and coordinates
@@ -554,7 +551,6 @@ class _Results:
         lam = st.lam[:, srows]
         self.pa[:, rows] = (st.A[:, :, srows] * lam[:, None, :]).sum(axis=0)
         self.pb[:, rows] = (st.B[:, :, srows] * lam[:, None, :]).sum(axis=0)
-        self.lower[rows] = st.lower[srows] - st.margins[srows]
         self.calls[rows] = st.calls[srows]
         self.slack[rows] = CLEAR_SLACK * (np.sqrt(st.max_w2[srows]) + st.reach[srows])
         tet = np.flatnonzero((codes == INTERSECTING) & (st.n[srows] == 4))
@@ -599,7 +595,6 @@ def _write(res, ma, mb, size_a, size_b, out, sl):
     out.point_b[sl] = np.where(keep, point_b, np.nan).T
     out.intersecting[sl] = keep & overlap
     out.support_calls[sl] = res.calls
-    out.lower[sl] = np.where(overlap, 0.0, res.lower)
     # Certainly overlapping: the origin deeper than the slack inside a tetrahedron of the
     # cores' difference (A − B then holds a ball of that radius), or cores apart by less than
     # their margins minus the slack.

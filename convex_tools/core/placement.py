@@ -121,9 +121,8 @@ def _local_description(shape):
         rx, ry, rz = shape.radii.tolist()
         return ROUND, {RX: rx, RY: ry, RZ: rz}, 0.0
     if isinstance(shape, s.Cone):
-        r, h = shape.radius, shape.half_height
-        slant = (r * r + 4.0 * h * h) ** 0.5
-        return CONE, {CONE_R: r, CONE_H: h, CONE_SIN: r / slant if slant > 0.0 else 1.0}, 0.0
+        return CONE, {CONE_R: shape.radius, CONE_H: shape.half_height,
+                      CONE_SIN: shape.apex_sine}, 0.0
     if isinstance(shape, s.Sphere):
         return POLY, {}, shape.radius
     if isinstance(shape, s.Capsule):
@@ -134,7 +133,7 @@ def _local_description(shape):
     return None
 
 
-def _whole_description(shape, family, params, margin):
+def _whole_description(family, params, margin):
     """The description of a rounded shape without its margin split off (for a matrix that is
     not a similarity): its core's parameters plus a ROUND sphere of the margin."""
     if margin == 0.0:
@@ -229,7 +228,7 @@ class PoseTable:
             for row, value in params.items():
                 local_params[row, u] = value
             local_margin[u] = margin
-            whole_family, whole = _whole_description(shape, family, params, margin)
+            whole_family, whole = _whole_description(family, params, margin)
             whole_families[u] = whole_family
             for row, value in whole.items():
                 whole_params[row, u] = value
@@ -289,16 +288,8 @@ class PoseTable:
         """Local support vertices of hull instances: per distinct hull one (k, 3) × (3, V)
         product and an argmax over its rows."""
         sx, sy, sz = np.empty_like(lx), np.empty_like(lx), np.empty_like(lx)
-        if len(hull_ids) == 0:
-            return sx, sy, sz
-        order = np.argsort(hull_ids, kind="stable")
-        ids = hull_ids[order]
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        stops = np.r_[starts[1:], len(ids)]
         local = np.stack((lx, ly, lz), axis=1)
-        for start, stop in zip(starts.tolist(), stops.tolist()):
-            rows = order[start:stop]
-            h = int(ids[start])
+        for h, rows in _by_hull(hull_ids):
             best = (local[rows] @ self._hull_t[h]).argmax(axis=1)
             vertices = self.hulls[h][best]
             sx[rows], sy[rows], sz[rows] = vertices[:, 0], vertices[:, 1], vertices[:, 2]
@@ -333,16 +324,9 @@ class PoseTable:
         """Exact boxes of hull instances from their vertices: along axis i the extremes of
         row_i · v over the vertices v, for every instance of a hull in one (V, 3) × (3, 3k)
         matrix product."""
-        ids = self.hull_index[objects]
-        order = np.argsort(ids, kind="stable")
-        ids_sorted = ids[order]
-        starts = np.flatnonzero(np.r_[True, ids_sorted[1:] != ids_sorted[:-1]])
-        stops = np.r_[starts[1:], len(ids_sorted)]
-        for start, stop in zip(starts.tolist(), stops.tolist()):
-            h = int(ids_sorted[start])
+        for h, members in _by_hull(self.hull_index[objects]):
             verts = self.hulls[h]
             chunk = max(1, AABB_CHUNK_POINTS // max(1, len(verts)))
-            members = order[start:stop]
             for s in range(0, len(members), chunk):
                 sel = members[s:s + chunk]
                 p = self.params[:, objects[sel]]
@@ -351,6 +335,18 @@ class PoseTable:
                 c = p[9:12].T
                 lower[rows[sel]] = dots.min(axis=0).reshape(-1, 3) + c
                 upper[rows[sel]] = dots.max(axis=0).reshape(-1, 3) + c
+
+
+def _by_hull(hull_ids):
+    """(hull, positions) for each distinct hull of ``hull_ids``: where its instances are."""
+    if len(hull_ids) == 0:
+        return
+    order = np.argsort(hull_ids, kind="stable")
+    ids = hull_ids[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+    stops = np.r_[starts[1:], len(ids)]
+    for start, stop in zip(starts.tolist(), stops.tolist()):
+        yield int(ids[start]), order[start:stop]
 
 
 def local_support(family, q, lx, ly, lz):

@@ -487,6 +487,12 @@ class Cone(Shape):
     def half_height(self) -> float:
         return self._h
 
+    @property
+    def apex_sine(self) -> float:
+        """sin of the half-angle at the apex: directions within that angle of +z are supported
+        by the apex."""
+        return self._sin
+
     def support_xyz(self, x, y, z):
         if z > self._sin * _sqrt(x * x + y * y + z * z):
             return (0.0, 0.0, self._h)
