@@ -217,7 +217,7 @@ def shape_aabbs(shapes, margin=0.0, sweeps=None):
     pairs closer than a clearance). With ``sweeps`` (N, 3 translations), each box also covers
     the shape's whole straight motion from its pose to the pose moved by ``sweeps[i]``.
     """
-    shapes = _shape_list(shapes)
+    shapes = shape_list(shapes)
     margin = validation.size("margin", margin)
     n = len(shapes)
     lower, upper = np.empty((n, 3)), np.empty((n, 3))
@@ -236,7 +236,7 @@ def shape_aabbs(shapes, margin=0.0, sweeps=None):
     return lower, upper
 
 
-def _shape_list(shapes) -> list:
+def shape_list(shapes) -> list:
     """``shapes`` as a list of shapes: concave and convex_tools shapes as they are, a user's
     own (anything with ``support_xyz``) wrapped as the queries wrap it; anything else is a
     ValueError naming it."""
@@ -277,7 +277,7 @@ def query_all(shapes, query, margin=0.0, progress=None, sweeps=None):
         raise ValueError("query must be a callable taking two shapes")
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a callable progress(done, total) or None")
-    shapes = _shape_list(shapes)
+    shapes = shape_list(shapes)
     pairs = candidate_pairs(*shape_aabbs(shapes, margin, sweeps))
     # Bad arguments raise here, at the call; the narrow phase runs as the caller iterates.
     if query is queries.distance:

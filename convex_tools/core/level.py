@@ -47,12 +47,11 @@ import gc
 import io
 import json
 import math
-import time
-from dataclasses import dataclass, field
-
 import multiprocessing
 import os
 import signal
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -192,13 +191,14 @@ class LevelCheck:
     Construction does the vectorised phases (broad phase, ignores, AABB-gap cull); ``step`` runs
     the narrow phase on the next chunk of pairs. ``findings`` are sorted once all steps are done.
 
-    The narrow phase is in two stages. The batched engine (``batch.clear_of``) screens the pairs
-    a few thousand at a time, in numpy, and drops every pair it certifies to keep its clearance
-    (most pairs of a level); the rest — the findings, and the pairs the batch cannot decide —
-    are measured by the single queries (``distance``, ``penetration``), which make the report.
-    So the findings are exactly the single queries' and do not depend on how the pairs were
-    split (``jobs``). Each single query starts every hull's climb afresh
-    (``reset_warm_starts``): the witness points of a pair never depend on the pairs before it.
+    The narrow phase is in two stages. The batched engine (``batch.screen``) screens the pairs
+    16k at a time, in numpy: it drops every pair it certifies to keep its clearance (most pairs
+    of a level) and makes findings of the overlaps and distances it measured; the rest — curved
+    overlaps, touching pairs, distances within rounding of a clearance, what the batch hands
+    back — are measured by the single queries (``distance``, ``penetration``). A pair's finding
+    does not depend on how the pairs were split (``jobs``): the batch screens the same chunks
+    in any case, and each single query starts every hull's climb afresh
+    (``reset_warm_starts``), so its witness points never depend on the pairs before it.
 
     ``shapes``: world-space shapes; ``names``: one unique name each.
     ``clearance``: the clearance every object needs (0 finds overlaps only).
@@ -218,10 +218,10 @@ class LevelCheck:
     def __init__(self, shapes, names, clearance=0.0, clearances=None,
                  touch_tolerance=TOUCH_TOLERANCE, ignore_pairs=(), aabbs=None, *, table=None,
                  batched=True) -> None:
-        # A sequence is kept as it is (it may make its shapes on first access); other iterables
-        # are listed.
-        if not (hasattr(shapes, "__getitem__") and hasattr(shapes, "__len__")):
-            shapes = list(shapes)
+        # A LazyShapes is kept as it is (it makes its shapes on first access); other shapes are
+        # listed, a user's own (support_xyz only) wrapped as the queries wrap them.
+        if not isinstance(shapes, LazyShapes):
+            shapes = broadphase.shape_list(shapes)
         names = [str(n) for n in names]
         if len(shapes) != len(names):
             raise ValueError(f"got {len(shapes)} shapes but {len(names)} names")
@@ -242,12 +242,10 @@ class LevelCheck:
         t0 = time.perf_counter()
         n = len(shapes)
         if aabbs is None:
-            if n:
-                for i in range(n):
-                    _check_is_shape(i, _raw(shapes, i))
-                lower, upper = world_aabbs(_entries(shapes), self.table if batched else None)
-            else:
-                lower, upper = np.zeros((0, 3)), np.zeros((0, 3))
+            entries = _entries(shapes)
+            if self._table is None:
+                self._table = PoseTable.from_shapes(entries)
+            lower, upper = world_aabbs(entries, self._table)
         else:
             lower, upper = (np.asarray(v, dtype=float).reshape(n, 3) for v in aabbs)
         self.lower, self.upper = lower, upper
@@ -360,13 +358,7 @@ class LevelCheck:
             clear, measured = sc.clear, sc.measured
             self._deep[rows[sc.deep]] = True
             # Overlaps the batch measured (polytope cores): findings without a single query.
-            for k in np.flatnonzero(measured).tolist():
-                i, j = self.pairs[rows[k]].tolist()
-                finding = self._finding(i, j, float(need[k]), -float(sc.depth[k]),
-                                        sc.point_a[k].copy(), sc.point_b[k].copy(),
-                                        (None, None))
-                if finding is not None:
-                    self._found.append(finding)
+            self._batch_findings(rows, measured, need, -sc.depth, sc.point_a, sc.point_b)
             self.stats.batch_depths += int(measured.sum())
             self.stats.penetrations += int(measured.sum())
             # Pairs the batch measured apart: a finding when clearly inside their clearance,
@@ -375,13 +367,7 @@ class LevelCheck:
             gap = sc.distance - need
             inside = apart & (need > 0.0) & (gap < -sc.slack)
             outside = apart & (gap > sc.slack)
-            for k in np.flatnonzero(inside).tolist():
-                i, j = self.pairs[rows[k]].tolist()
-                finding = self._finding(i, j, float(need[k]), float(sc.distance[k]),
-                                        sc.closest_a[k].copy(), sc.closest_b[k].copy(),
-                                        (None, None))
-                if finding is not None:
-                    self._found.append(finding)
+            self._batch_findings(rows, inside, need, sc.distance, sc.closest_a, sc.closest_b)
             self.stats.batch_distances += int((inside | outside).sum())
             settled = clear | measured | inside | outside
         else:
@@ -392,6 +378,16 @@ class LevelCheck:
         self._queue = np.concatenate((self._queue[self._queued:], rows[~settled]))
         self._queued = 0
         self.stats.times["batch"] += time.perf_counter() - t0
+
+    def _batch_findings(self, rows, chosen, need, signed, point_a, point_b):
+        """Findings of the pairs ``pairs[rows[chosen]]`` from the batch's signed distances and
+        witness points (convex shapes: no parts to name)."""
+        for k in np.flatnonzero(chosen).tolist():
+            i, j = self.pairs[rows[k]].tolist()
+            finding = self._finding(i, j, float(need[k]), float(signed[k]),
+                                    point_a[k].copy(), point_b[k].copy(), (None, None))
+            if finding is not None:
+                self._found.append(finding)
 
     def screen_all(self):
         """Run the batch over every pair not screened yet (before handing the rest to
@@ -415,21 +411,17 @@ class LevelCheck:
     def _check_pair(self, i, j, need, deep=False):
         """The finding of pair (i, j) or None. ``deep``: the batch saw the two overlap for sure
         (the distance query, which would say so, is skipped; its result is used only when the
-        penetration query finds no depth)."""
-        # Query in name order, so that the witness points do not depend on the input order.
-        if self.names[j] < self.names[i]:
-            i, j = j, i
+        penetration query finds no depth). The pair is in name order (``_in_name_order``)."""
         a, b = self.shapes[i], self.shapes[j]
         _reset(a, b)
         if deep:
             self.stats.penetrations += 1
             contact = penetration(a, b, method=PENETRATION_METHOD)
-            if contact is None:
+            result = None
+            if contact is None:         # no depth after all: the distance says where they touch
                 _reset(a, b)
-                signed, point_a, point_b, parts = _overlap(a, b, distance(a, b), None)
-            else:
-                signed, point_a, point_b, parts = _from_contact(contact)
-            return self._finding(i, j, need, signed, point_a, point_b, parts)
+                result = distance(a, b)
+            return self._finding(i, j, need, *_overlap(result, contact))
         if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
             if getattr(a, "is_mesh", False) and getattr(b, "is_mesh", False):
                 self.stats.static_pairs += 1
@@ -443,7 +435,8 @@ class LevelCheck:
         if result.intersecting:
             self.stats.penetrations += 1
             _reset(a, b)
-            signed, point_a, point_b, parts = _overlap(a, b, result)
+            signed, point_a, point_b, parts = _overlap(
+                result, penetration(a, b, method=PENETRATION_METHOD))
         else:
             signed, point_a, point_b = result.distance, result.point_a, result.point_b
             parts = (result.part_a, result.part_b)
@@ -507,23 +500,12 @@ def _entries(shapes) -> list:
     return [_raw(shapes, i) for i in range(len(shapes))]
 
 
-def _check_is_shape(i, shape):
-    if not callable(getattr(shape, "aabb", None)) and not hasattr(shape, "inner"):
-        raise ValueError(f"shapes[{i}] must be a convex_tools shape, got "
-                         f"{type(shape).__name__}")
-
-
-def _overlap(a, b, result, contact=False):
-    """Signed distance (minus the depth), witness points and parts of an overlapping pair
-    (``contact``: its penetration if already known; None when that found no depth)."""
-    if contact is False:
-        contact = penetration(a, b, method=PENETRATION_METHOD)
-    if contact is None:  # GJK saw contact, penetration saw none: they touch
+def _overlap(result, contact):
+    """Signed distance (minus the depth), witness points and parts of an overlapping pair from
+    its ``contact`` (its penetration), or, when that found no depth, from ``result`` (its
+    distance: GJK saw contact, penetration none, so they touch)."""
+    if contact is None:
         return 0.0, result.point_a, result.point_b, (result.part_a, result.part_b)
-    return _from_contact(contact)
-
-
-def _from_contact(contact):
     return -float(contact.depth), contact.point_a, contact.point_b, \
         (contact.part_a, contact.part_b)
 
