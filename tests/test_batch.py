@@ -251,7 +251,8 @@ def test_batched_epa_hands_over_what_it_cannot_finish(rng):
     table = PoseTable.from_shapes(shapes)
     res = batch.run(table, pairs[:, 0], pairs[:, 1])
     rows = np.flatnonzero(np.isfinite(res.tet_a[:, 0, 0]))
-    # With a cap of two support calls no pair can finish: every one falls back, none answers.
+    # With a cap of two support calls only pairs done by then finish; the rest fall back with
+    # no answer.
     saved = batch_epa.MAX_ITERATIONS
     batch_epa.MAX_ITERATIONS = 2
     try:

@@ -236,44 +236,50 @@ def _same_findings(single, batched):
 def _measure_modes(folder, name, repeats, baseline=None):
     """Save the level built in the open scene; check it ``repeats`` times in each mode (and
     with the ``baseline`` checkout's code, first, if given)."""
-    import bpy
-
     from convex_tools.core.level import report_json
 
-    path = os.path.join(folder, f"{name}.blend")
-    bpy.ops.wm.save_as_mainfile(filepath=path)
+    path = _saved(folder, name)
     rows = []
-    modes = [(None, None, None, baseline)] if baseline else []
-    modes += [(label, batched, jobs, None) for label, batched, jobs in MODES]
-    for _, batched, jobs, root in modes:
-        runs = [_check_once(path, batched, jobs, root) for _ in range(repeats)]
-        rows.append({"open": statistics.median(r[0] for r in runs),
-                     "check": statistics.median(r[1] for r in runs),
-                     "phases": {p: statistics.median(r[2].times.get(p, 0.0) for r in runs)
-                                for p in PHASES},
-                     "stats": runs[0][2], "findings": runs[0][3],
-                     "report": report_json(runs[0][3])})
+    modes = [(None, None, baseline)] if baseline else []
+    modes += [(batched, jobs, None) for _, batched, jobs in MODES]
+    for batched, jobs, root in modes:
+        row = _row([_check_once(path, batched, jobs, root) for _ in range(repeats)])
+        row["report"] = report_json(row["findings"])
+        rows.append(row)
     os.remove(path)
     return rows
 
 
 def _measure(folder, name, n, repeats, build_seconds):
-    """Save the level built in the open scene, then open and check it ``repeats`` times."""
+    """Save the level built in the open scene, then open and check it ``repeats`` times
+    (batched, one worker per core)."""
+    path = _saved(folder, name)
+    runs = [_check_once(path, True, None) for _ in range(repeats)]
+    os.remove(path)
+    row = _row(runs)
+    row.update(build=build_seconds, concave=runs[0][4],
+               parts=getattr(row["stats"], "part_culled", 0),
+               penetrations=row["stats"].penetrations)
+    return row
+
+
+def _saved(folder, name):
+    """The level in the open scene saved as ``name``.blend in ``folder``: its path."""
     import bpy
 
     path = os.path.join(folder, f"{name}.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path)
-    runs = [_check_once(path, True, None) for _ in range(repeats)]
-    stats, findings = runs[0][2], runs[0][3]
-    row = {"build": build_seconds, "stats": stats, "findings": findings,
-           "open": statistics.median(r[0] for r in runs),
-           "check": statistics.median(r[1] for r in runs),
-           "phases": {p: statistics.median(r[2].times.get(p, 0.0) for r in runs)
-                      for p in PHASES},
-           "concave": runs[0][4], "parts": getattr(stats, "part_culled", 0),
-           "penetrations": stats.penetrations}
-    os.remove(path)
-    return row
+    return path
+
+
+def _row(runs):
+    """Medians of the runs' open and check times and phases; the first run's stats and
+    findings."""
+    return {"open": statistics.median(r[0] for r in runs),
+            "check": statistics.median(r[1] for r in runs),
+            "phases": {p: statistics.median(r[2].times.get(p, 0.0) for r in runs)
+                       for p in PHASES},
+            "stats": runs[0][2], "findings": runs[0][3]}
 
 
 def _line(label, row, n):
