@@ -360,3 +360,19 @@ def test_jobs_must_be_positive():
     check = LevelCheck([Box((1, 1, 1))], ["A"])
     with pytest.raises(ValueError, match="jobs"):
         run_to_end(check, jobs=0)
+
+
+def test_a_level_of_a_users_own_shapes_is_checked():
+    class Ball:                                # only a support mapping, no base class
+        def __init__(self, x):
+            self.x = x
+
+        def support_xyz(self, dx, dy, dz):
+            n = math.sqrt(dx * dx + dy * dy + dz * dz) or 1.0
+            return (self.x + dx / n, dy / n, dz / n)
+
+    found = check_shapes([Ball(0.0), Ball(1.5), Ball(5.0)], ["A", "B", "C"])
+    assert [(f.object_a, f.object_b, f.kind) for f in found] == [("A", "B", "overlap")]
+    assert found[0].depth == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"shapes\[1\]"):
+        check_shapes([Ball(0.0), "ball"], ["A", "B"])
