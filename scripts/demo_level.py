@@ -122,12 +122,7 @@ class LevelBuilder:
     def name(self, base):
         k = self.counts.get(base, 0) + 1
         self.counts[base] = k
-        if k < 1000:
-            return f"{base}.{k:03d}"
-        # Blender's own duplicate names end in .001 to .999; past that its name map checks
-        # a new ".1000"-style name against every name of the base (building 100k props took
-        # 25 minutes instead of a few): larger levels count on with an underscore.
-        return f"{base}_{k:06d}"
+        return f"{base}.{k:03d}"
 
     def add(self, base, mesh, location, rotation=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0),
             collection=None, rigid_body=None, clearance=None):
@@ -156,9 +151,8 @@ class LevelBuilder:
         self.expected.append((kind, *pair))
 
     def modifier(self, obj, name, kind, **settings):
-        """Give ``obj`` a modifier once the level is built (``finish``): adding one makes
-        Blender rebuild its map of object names before the next object is made, and a large
-        level took minutes instead of seconds. Returns ``obj``."""
+        """Give ``obj`` a modifier once the level is built (``finish``), where a deferred
+        builder makes its objects. Returns ``obj``."""
         self.modifiers.append((obj, name, kind, settings))
         return obj
 
