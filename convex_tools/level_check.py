@@ -72,7 +72,8 @@ class LevelRun:
     def __init__(self, objects=None, clearance=0.0, *, collection=None, ignore=(),
                  ignore_pairs=(), clearances=None, touch_tolerance=TOUCH_TOLERANCE,
                  depsgraph=None, scene=None, context=None, share_shapes=True,
-                 batched=True) -> None:
+                 batched=True, rules=None, floating=None, include_hidden=False,
+                 include_cutters=False, engine=None, one_hull_per_ucx=None) -> None:
         t0 = time.perf_counter()
         context = context or bpy.context
         self.scene = scene or context.scene
@@ -88,6 +89,15 @@ class LevelRun:
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
+        # Level rules (issue 18; ``core.rules``): ``rules`` a rules file path, its TOML text in
+        # a Text datablock, or a parsed ``Rules`` (None: the scene's setting, else the implicit
+        # rules of the flags); ``floating``: check every movable object for floating with this
+        # tolerance; ``include_hidden``/``include_cutters``: check objects disabled in viewports
+        # and Boolean operands; ``engine``/``one_hull_per_ucx``: which engine's proxy naming
+        # rules apply ("unreal", "godot", "both"; None: the rules' or the scene's setting).
+        self.rule_options = dict(rules=rules, floating=floating, include_hidden=include_hidden,
+                                 include_cutters=include_cutters, engine=engine,
+                                 one_hull_per_ucx=one_hull_per_ucx)
         # Validate the cheap options now rather than after converting every object.
         core_level._non_negative("clearance", clearance)
         core_level._non_negative("touch_tolerance", touch_tolerance)
@@ -231,7 +241,8 @@ OBJECTS_PER_STEP = 64
 
 def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), ignore_pairs=(),
                 clearances=None, touch_tolerance=TOUCH_TOLERANCE, progress=None,
-                should_cancel=None, depsgraph=None, scene=None, stats=None, jobs=1) -> list:
+                should_cancel=None, depsgraph=None, scene=None, stats=None, jobs=1,
+                **rule_options) -> list:
     """Pairs of objects that overlap or are closer than their clearance, as ``Finding`` s.
 
     ``objects``: objects (or names) to check; by default every object of ``collection`` (a
@@ -254,7 +265,8 @@ def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), igno
     """
     level_run = LevelRun(objects, clearance, collection=collection, ignore=ignore,
                          ignore_pairs=ignore_pairs, clearances=clearances,
-                         touch_tolerance=touch_tolerance, depsgraph=depsgraph, scene=scene)
+                         touch_tolerance=touch_tolerance, depsgraph=depsgraph, scene=scene,
+                         **rule_options)
     try:
         return level_run.run(progress, should_cancel, jobs=jobs)
     finally:

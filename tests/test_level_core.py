@@ -199,7 +199,7 @@ def test_json_report_round_trips():
     found = check_shapes([unit_box(), unit_box(0.8)], ["A", "B"])
     data = json.loads(report_json(found, file="level.blend"))
     assert data["file"] == "level.blend"
-    assert data["counts"] == {OVERLAP: 1, TOO_CLOSE: 0}
+    assert data["counts"] == {OVERLAP: 1, "sunk": 0, TOO_CLOSE: 0, "floating": 0}
     (row,) = data["findings"]
     assert row["object_a"] == "A" and row["distance"] == pytest.approx(-0.2)
     assert len(row["point_a"]) == 3

@@ -88,59 +88,108 @@ MIN_PAIRS_FOR_JOBS = 256
 
 OVERLAP = "overlap"
 TOO_CLOSE = "too_close"
-KINDS = (OVERLAP, TOO_CLOSE)
+SUNK = "sunk"
+FLOATING = "floating"
+# Traversal findings (``core.traversal``): regions the agent cannot reach, and why.
+UNREACHABLE = "unreachable"
+NARROW = "narrow"
+LOW_HEADROOM = "low_headroom"
+STEP = "step"
+KINDS = (OVERLAP, SUNK, TOO_CLOSE, FLOATING)
+TRAVERSAL_KINDS = (UNREACHABLE, NARROW, LOW_HEADROOM, STEP)
+ALL_KINDS = KINDS + TRAVERSAL_KINDS
+
+ERROR = "error"
+WARNING = "warning"
+SEVERITIES = (ERROR, WARNING)
 
 # Penetration method for overlapping pairs ("epa", "mpr" or "hybrid", see core.penetration).
 PENETRATION_METHOD = "epa"
 
 
+def _vector(value):
+    return None if value is None else [float(v) for v in value]
+
+
 @dataclass(frozen=True, eq=False)
 class Finding:
-    """Two objects closer than they may be.
+    """Something in the level a designer should fix (API.md lists every field).
 
-    ``distance`` is the signed distance: negative for an overlap (minus its depth), otherwise the
-    gap. ``point_a`` lies on ``object_a`` and ``point_b`` on ``object_b``; for an overlap
+    ``distance`` is signed: negative for an overlap or a sunk object (minus its depth), else the
+    gap (``too_close``) or the drop distance (``floating``; None when nothing is below).
+    ``point_a`` lies on ``object_a`` and ``point_b`` on ``object_b``; for an overlap
     ``point_b - point_a`` is the depth vector (moving A by it leaves the two touching), for a gap
     they are the closest points. ``clearance`` is the clearance the pair had to keep.
-    ``object_a`` is the name that sorts first. ``part_a``/``part_b`` label the parts of a
-    ``Compound`` or ``TriangleMesh`` that realised the finding (None for a convex object).
+    ``object_a`` is the name that sorts first (for pair findings without a role; ``sunk`` and
+    ``floating`` put the object that sinks or floats first). ``part_a``/``part_b`` label the
+    parts of a ``Compound`` or ``TriangleMesh`` that realised the finding (None for a convex
+    object). ``move`` names the object to move and ``translation`` the move that resolves the
+    finding (None when nothing can be moved); ``contacts`` lists, for a triangle mesh, each
+    touched triangle's ``part``, ``depth`` and ``normal``. ``rule`` says what decided the
+    finding and ``severity`` is ``error`` or ``warning``. Traversal findings carry ``objects``,
+    ``point``, ``area`` and ``bbox``.
     """
 
     object_a: str
-    object_b: str
+    object_b: str | None
     kind: str
-    distance: float
-    point_a: np.ndarray
-    point_b: np.ndarray
+    distance: float | None
+    point_a: np.ndarray | None
+    point_b: np.ndarray | None
     clearance: float = 0.0
     part_a: str | None = None
     part_b: str | None = None
+    move: str | None = None
+    translation: np.ndarray | None = None
+    contacts: tuple | None = None     # ({"part", "depth", "normal"}, ...)
+    rule: str | None = None
+    severity: str = ERROR
+    objects: tuple | None = None
+    point: np.ndarray | None = None
+    area: float | None = None
+    bbox: tuple | None = None         # (lower, upper)
+    extra: dict | None = None         # kind-specific fields (e.g. a traversal reason's width)
 
     @property
     def depth(self) -> float:
         """Penetration depth (0 for a clearance violation)."""
-        return max(0.0, -self.distance)
+        return 0.0 if self.distance is None else max(0.0, -self.distance)
 
     @property
     def shortfall(self) -> float:
         """How far the pair must move apart to keep its clearance."""
-        return self.clearance - self.distance
+        return self.clearance - (self.distance or 0.0)
 
     def sort_key(self) -> tuple:
-        return (self.kind, self.object_a, self.object_b)
+        return (self.kind, self.object_a, self.object_b or "",
+                tuple(self.point) if self.point is not None else ())
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "object_a": self.object_a,
             "object_b": self.object_b,
             "kind": self.kind,
-            "distance": self.distance,
-            "clearance": self.clearance,
-            "point_a": [float(v) for v in self.point_a],
-            "point_b": [float(v) for v in self.point_b],
+            "distance": None if self.distance is None else float(self.distance),
+            "clearance": float(self.clearance),
+            "point_a": _vector(self.point_a),
+            "point_b": _vector(self.point_b),
             "part_a": self.part_a,
             "part_b": self.part_b,
+            "move": self.move,
+            "translation": _vector(self.translation),
+            "contacts": None if self.contacts is None else [
+                {"part": c["part"], "depth": float(c["depth"]), "normal": _vector(c["normal"])}
+                for c in self.contacts],
+            "rule": self.rule,
+            "severity": self.severity,
         }
+        if self.kind in TRAVERSAL_KINDS or self.objects is not None:
+            out.update(objects=None if self.objects is None else list(self.objects),
+                       point=_vector(self.point), area=self.area,
+                       bbox=None if self.bbox is None else [_vector(v) for v in self.bbox])
+        if self.extra:
+            out.update(self.extra)
+        return out
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Finding):
@@ -151,8 +200,9 @@ class Finding:
         return hash(self.sort_key())
 
     def __repr__(self) -> str:
+        distance = "None" if self.distance is None else f"{self.distance:.6g}"
         return (f"Finding({self.object_a!r}, {self.object_b!r}, {self.kind!r}, "
-                f"distance={self.distance:.6g}, clearance={self.clearance:.6g})")
+                f"distance={distance}, clearance={self.clearance:.6g})")
 
 
 class CheckCancelled(Exception):
