@@ -66,7 +66,7 @@ def test_findings_exit_with_1_and_print_a_table(level):
     assert result.code == cli.EXIT_FINDINGS
     assert "2 findings: 1 overlap, 1 too close" in out
     assert "Barrel" in out and "Crate" in out and "Keg" in out
-    assert "depth 0.2000" in out and "gap 0.0300" in out
+    assert "depth 0.2 m" in out and "gap 0.03 m" in out   # the scene is in metres
 
 
 def test_a_clean_level_exits_with_0(clean_level):
