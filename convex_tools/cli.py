@@ -252,7 +252,8 @@ def parse(argv, prog="check_level", merge=False):
 
     parser.error = error
     try:
-        return parser.parse_args(argv)
+        # Intermixed: files may follow options (check_level.py a.blend --json r.json b.blend).
+        return parser.parse_intermixed_args(argv)
     except SystemExit as done:  # --help
         raise _HelpShown(done.code or 0) from None
 
@@ -412,7 +413,9 @@ def _run(args, load, out, err) -> RunResult:
     reports.write(core_report.new_report(
         [], complete=False, incomplete_reason="the check has not finished (it is still "
                                               "running, or it was stopped before writing)",
-        **meta))
+        **meta), final=False)
+    if "-" in reports.paths:
+        out = err        # standard output carries the report; the tables go to stderr
 
     sections, interrupted, last = [], "", None
     names = todo or [None]
@@ -730,18 +733,19 @@ class _Reports:
         self.targets = [(getattr(args, o[2:]), o) for o in REPORT_OPTIONS
                         if getattr(args, o[2:], None)]
         self.paths = [p for p, _ in self.targets]
-        self.writes = 0
 
-    def write(self, report):
+    def write(self, report, final=True):
+        """Write ``report`` to every target; ``final`` False: the placeholder written before
+        the check, which a FIFO, a device or standard output never gets (their reader would
+        take it for the report)."""
         from . import files
         from .core import report as core_report
 
         writers = {"--json": core_report.to_json, "--csv": core_report.to_csv,
                    "--junit": core_report.to_junit, "--sarif": core_report.to_sarif}
-        self.writes += 1
         for path, option in self.targets:
-            if path == files.STDOUT and not report["complete"] and self.writes == 1:
-                continue    # standard output takes the final report only
+            if not final and files.is_special(files.resolved(path)):
+                continue
             try:
                 files.write_text_atomically(path, writers[option](report))
             except OSError as problem:
@@ -948,6 +952,8 @@ def _merge(args, out, err) -> RunResult:
             raise UsageError(f"error: {problem}") from None
     merged = merge_reports(shards)
     reports = _Reports(args)
+    if "-" in reports.paths:
+        out = err
     code = _gate_and_write(args, merged, baseline, reports, out, err,
                            interrupted=not merged["complete"])
     if not merged["complete"]:
