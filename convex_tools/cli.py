@@ -438,6 +438,9 @@ def _run(args, load, out, err) -> RunResult:
             print(f"error: {reason}", file=err, flush=True)
             section = core_report.file_section(label, status=core_report.FAILED,
                                                error=reason)
+        except KeyboardInterrupt:      # while a file was opened, before its check started
+            interrupted = f"interrupted (Ctrl-C) while opening {path}"
+            break
         sections.append(section)
         if section["status"] == core_report.INCOMPLETE:
             interrupted = last.interrupted
@@ -619,7 +622,11 @@ def _write_baseline(args, report, baseline, interrupted) -> str:
     if os.path.exists(args.write_baseline) and (
             baseline is None or os.path.realpath(baseline.path) !=
             os.path.realpath(args.write_baseline)):
-        existing = _read_baseline(args.write_baseline)
+        try:
+            existing = _read_baseline(args.write_baseline)
+        except UsageError as problem:
+            raise UsageError(f"{problem} (--write-baseline keeps the entries of files not "
+                             f"checked, so it must be a baseline or not exist)") from None
     written = gate.baseline_from_report(report, existing)
     try:
         files.write_text_atomically(args.write_baseline, written.to_text())

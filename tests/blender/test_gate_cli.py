@@ -132,6 +132,30 @@ def test_an_unreadable_file_is_exit_2_and_the_others_are_still_checked(levels, t
     assert suites[levels["crates"]][0][1] == "failure"
 
 
+def test_ctrl_c_in_the_second_file_keeps_the_first_and_exits_with_130(levels, tmp_path,
+                                                                     monkeypatch):
+    real = level_check.LevelRun.run
+    calls = []
+
+    def second_interrupted(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(level_check.LevelRun, "run", second_interrupted)
+    report = tmp_path / "r.json"
+    result, _, err = run(levels["clean"], levels["crates"], levels["room"], "--json", report)
+    assert result.code == cli.EXIT_INTERRUPTED
+    data = valid_report(report)
+    assert data["complete"] is False
+    assert data["incomplete_reason"].startswith("interrupted (Ctrl-C) while")
+    # The first file whole, the second as far as it got, the third never opened.
+    assert [(os.path.basename(s["file"]), s["status"]) for s in data["files"]] == [
+        ("clean.blend", "checked"), ("crates.blend", "incomplete")]
+    assert "Interrupted" in err
+
+
 def test_quiet_prints_one_line_a_file(levels):
     result, out, err = run(levels["clean"], levels["crates"], "--quiet")
     assert result.code == cli.EXIT_FINDINGS
@@ -409,6 +433,24 @@ def test_shards_merged_give_the_same_exit_code_for_findings(levels, tmp_path):
     result, _, _ = run("merge", *shards)
     assert result.code == single.code == cli.EXIT_FINDINGS
     assert cli.blender_command(["merge", *map(str, shards), "--quiet"]) == cli.EXIT_FINDINGS
+
+
+def test_merge_runs_without_blender(levels, tmp_path):
+    files = [levels["clean"], levels["crates"]]
+    shards = []
+    for k in (1, 2):
+        shards.append(str(tmp_path / f"s{k}.json"))
+        run(*files, "--shard", f"{k}/2", "--json", shards[-1])
+    # bpy cannot be imported in this process: the merge step of a CI pipeline needs Python and
+    # numpy only.
+    code = ("import runpy, sys; sys.modules['bpy'] = None; "
+            f"sys.argv = [{SCRIPT!r}, 'merge', *sys.argv[1:]]; "
+            f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
+    junit = tmp_path / "all.xml"
+    done = subprocess.run([sys.executable, "-c", code, *shards, "--junit", str(junit)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == cli.EXIT_FINDINGS, done.stderr
+    assert list(junit_suites(junit.read_text())) == files
 
 
 def test_merge_refuses_a_missing_or_foreign_shard(levels, tmp_path):
