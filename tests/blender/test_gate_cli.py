@@ -19,6 +19,8 @@ bpy = pytest.importorskip("bpy")
 
 from convex_tools import cli, level_check  # noqa: E402
 
+from bpy_helpers import boxes  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from report_checks import junit_suites, sarif_results, valid_report  # noqa: E402
 
@@ -27,17 +29,8 @@ SCRIPT = os.path.join(ROOT, "scripts", "check_level.py")
 
 
 def _cube(name, location, size=1.0):
-    import bmesh
-
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=size)
-    bm.to_mesh(mesh)
-    bm.free()
-    obj = bpy.data.objects.new(name, mesh)
-    obj.location = location
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
+    half = 0.5 * size
+    return boxes(name, [((-half, -half, -half), (half, half, half))], location)
 
 
 def _save(path, cubes, units=None):
