@@ -44,6 +44,9 @@ SET_PIECES_DEPTH = 12.5  # depth of that strip (m)
 GRID = (18, 16)       # cells along x and y
 SCENARIO_EVERY = 9    # one cell in 9 holds a planted pair instead of a lone prop
 CLEARANCE = 0.05      # the demo's clearance (m)
+RULES = os.path.join(HERE, "demo_rules.toml")   # the demo level's rules file
+# How far subdivision (level 1) pulls a unit ico sphere's lowest vertex up (share of its size).
+BOULDER_SHRINK = 0.02906385
 DOOR_CLEARANCE = 0.6  # doors need this much room (custom property convex_clearance)
 
 
@@ -150,6 +153,11 @@ class LevelBuilder:
         pair = tuple(sorted((a.name, b.name)))
         self.expected.append((kind, *pair))
 
+    def expect_resting(self, kind, obj, below):
+        """A ``sunk`` or ``floating`` problem: the report names the object that sinks or floats
+        first."""
+        self.expected.append((kind, obj.name, below if isinstance(below, str) else below.name))
+
     def modifier(self, obj, name, kind, **settings):
         """Give ``obj`` a modifier once the level is built (``finish``), where a deferred
         builder makes its objects. Returns ``obj``."""
@@ -176,7 +184,8 @@ class LevelBuilder:
             with bpy.context.temp_override(active_object=objs[0], object=objs[0],
                                            selected_objects=objs,
                                            selected_editable_objects=objs):
-                bpy.ops.rigidbody.objects_add(type='PASSIVE')
+                # Active: props a game moves (a passive body is level geometry: static).
+                bpy.ops.rigidbody.objects_add(type='ACTIVE')
             for obj, shape in self.rigid_bodies:
                 obj.rigid_body.collision_shape = shape
         self.expected.sort()
@@ -195,25 +204,40 @@ class LevelBuilder:
         z = radius if z is None else z
         return self.add("Ball", "uv_sphere", (x, y, z), scale=(2 * radius,) * 3)
 
-    def barrel(self, x, y, radius=0.5, height=1.0):
-        return self.add("Barrel", "cylinder", (x, y, height / 2),
-                        scale=(2 * radius, 2 * radius, height))
+    def barrel(self, x, y, radius=0.5, height=1.0, z=None):
+        z = height / 2 if z is None else z
+        return self.add("Barrel", "cylinder", (x, y, z), scale=(2 * radius, 2 * radius, height))
 
     def cone(self, x, y, radius=0.5, height=1.0):
         return self.add("Cone", "cone", (x, y, height / 2), scale=(2 * radius, 2 * radius, height))
 
     def rock(self, x, y, size=1.0):
+        # A scaled, rotated ico sphere resting on its lowest vertex.
         rng = self.rng
         scale = size * rng.uniform(0.6, 1.1, 3)
         rot = rng.uniform(0, 2 * math.pi, 3)
-        return self.add("Rock", "ico_sphere", (x, y, 0.5 * scale[2]), rot, scale)
+        return self.add("Rock", "ico_sphere", (x, y, -self._lowest("ico_sphere", rot, scale)),
+                        rot, scale)
+
+    def _lowest(self, mesh, rotation, scale):
+        """The lowest z of ``mesh`` rotated (Euler XYZ) and scaled about its origin."""
+        from mathutils import Euler, Vector
+
+        turn = Euler(rotation, 'XYZ').to_matrix()
+        return min((turn @ Vector([c * s for c, s in zip(v.co, scale)])).z
+                   for v in self.meshes[mesh].vertices)
 
     def plank(self, x, y, yaw=0.0, tilt=0.25):
-        # A non-uniformly scaled box, rotated about z and tilted: a plank leaning on nothing.
-        return self.add("Plank", "cube", (x, y, 0.45), (tilt, 0.0, yaw), (1.3, 0.3, 0.12))
+        # A non-uniformly scaled box, rotated about z and tilted about its long axis: a plank
+        # lying on one edge (its lowest edge on the floor).
+        z = 0.5 * (0.3 * math.sin(tilt) + 0.12 * math.cos(tilt))
+        return self.add("Plank", "cube", (x, y, z), (tilt, 0.0, yaw), (1.3, 0.3, 0.12))
 
     def boulder(self, x, y, size=1.0):
-        obj = self.add("Boulder", "ico_sphere", (x, y, size / 2), scale=(size,) * 3)
+        # Subdivision pulls the ico sphere's lowest vertex up by this share of its size: the
+        # boulder is lowered by as much, so that it rests on the floor.
+        obj = self.add("Boulder", "ico_sphere", (x, y, size * (0.5 - BOULDER_SHRINK)),
+                       scale=(size,) * 3)
         return self.modifier(obj, "Subdivision", 'SUBSURF', levels=1)
 
     def post(self, x, y, radius=0.35, height=1.6):
@@ -271,7 +295,7 @@ class LevelBuilder:
     # --- planted pairs --------------------------------------------------------------------------
     def scenario(self, k, x, y):
         """Two props placed to overlap, to be too close, or to touch (see the comments)."""
-        s = k % 15
+        s = k % 20
         if s == 0:    # barrel pushed 0.2 into a crate's side
             a = self.crate(x - 0.5, y)
             b = self.barrel(x + 0.3, y)
@@ -326,10 +350,27 @@ class LevelBuilder:
             a = self.rigid("CYLINDER", x, y, 0.9)
             b = self.rail(x, y - 0.45)
             self.expect("overlap", a, b)
-        else:          # a rigid-body cone leaning into a rigid-body convex hull
+        elif s == 14:  # a rigid-body cone leaning into a rigid-body convex hull
             a = self.rigid("CONE", x - 0.25, y, 0.9)
             b = self.rigid("CONVEX_HULL", x + 0.25, y, 0.9)
             self.expect("overlap", a, b)
+        elif s == 15:  # a crate sunk 0.12 into the floor (crates may not sink at all)
+            a = self.crate(x, y, 0.8, z=0.4 - 0.12)
+            self.expect_resting("sunk", a, "Floor")
+        elif s == 16:  # a crate floating 0.3 above the floor
+            a = self.crate(x, y, 0.8, z=0.4 + 0.3)
+            self.expect_resting("floating", a, "Floor")
+        elif s == 17:  # a ball hovering 0.08 above the crate it should sit on
+            b = self.crate(x, y, 0.8)
+            a = self.ball(x, y, 0.3, z=0.8 + 0.08 + 0.3)
+            self.expect_resting("floating", a, b)
+        elif s == 18:  # a crate stacked 0.1 into the crate under it: two movable props overlap
+            a = self.crate(x, y, 0.8)
+            b = self.crate(x, y, 0.8, z=1.2 - 0.1)
+            self.expect("overlap", a, b)
+        else:          # a barrel sunk 0.2 into the floor
+            a = self.barrel(x, y, 0.4, 1.0, z=0.5 - 0.2)
+            self.expect_resting("sunk", a, "Floor")
 
     # --- concave set pieces (issue 11) -------------------------------------------------------
     def mesh_of_boxes(self, name, extents):
@@ -387,7 +428,7 @@ class LevelBuilder:
             top = float(height[int(round(py / cell)), int(round(px / cell))])
             obj = self.crate(x0 + px, y0 + py, crate, z=top + crate / 2 - sunk)
             if sunk:
-                self.expect("overlap", obj, ground)
+                self.expect_resting("sunk", obj, ground)
         return ground
 
     def room(self, x0, y0, size=(8.0, 8.0), wall=0.2, height=2.4):

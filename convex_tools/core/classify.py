@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import concave
 from .queries import distance, penetration, sweep
 from .shapes import MinkowskiSum, Sphere, Transformed
 
@@ -98,6 +99,49 @@ def lift_slope(a, b, signed, step):
         return rise
     down = distance(_moved(a, (0.0, 0.0, -step)), b).distance
     return -(down - max(signed, 0.0)) / step
+
+
+def pair_slope(a, b, signed, normal, step, tolerance, scale):
+    """Up component of the push direction of convex ``a`` from convex ``b`` (``signed`` their
+    signed distance, ``normal`` the contact normal from a toward b when known)."""
+    m = Measured(-1, -1, -1, signed, np.zeros(3), np.zeros(3), normal)
+    if signed > 0.0 or normal is not None:
+        result = distance(a, b) if signed > 0.0 else None
+        if result is not None:
+            m = m._replace(point_a=result.point_a, point_b=result.point_b)
+        direction = push_direction(m, tolerance, scale)
+        if direction is not None:
+            return float(direction[2])
+    return lift_slope(a, b, signed, step)
+
+
+def concave_support(a, b, floating, step, tolerance, scale, cos_up) -> int:
+    """Whether a part of ``b`` holds ``a`` up (+1), a part of ``a`` holds ``b`` up (-1), or
+    neither (0), for concave shapes (a compound or a triangle mesh on either side): the part
+    pairs within ``floating`` of each other, each judged as a convex pair. A triangle entered
+    from its front pushes along its normal (the mesh's depth: never through its back)."""
+    for part_a, part_b, normal_a, normal_b in concave.part_pairs_within(a, b, floating):
+        signed = distance(part_a, part_b)
+        if signed.intersecting:
+            if normal_b is not None:          # a entered b's triangle: pushed out of its front
+                up = normal_b[2]
+            elif normal_a is not None:        # b entered a's triangle: a pushed back from it
+                up = -normal_a[2]
+            else:
+                contact = penetration(part_a, part_b)
+                if contact is None:
+                    up = lift_slope(part_a, part_b, 0.0, step)
+                else:
+                    up = -float(contact.normal[2])
+        elif signed.distance > floating:
+            continue
+        else:
+            up = pair_slope(part_a, part_b, signed.distance, None, step, tolerance, scale)
+        if up >= cos_up:
+            return 1
+        if -up >= cos_up:
+            return -1
+    return 0
 
 
 def touch_normal(a, b, size, tolerance):

@@ -592,19 +592,26 @@ class LevelCheck:
             need = float(self.pair_need[m.row])
             scale = classify.scale_of(self.lower, self.upper, i, j)
             up = None
+            sup = None
             if m.signed <= settings.floating:
-                direction = classify.push_direction(m, tolerance, scale)
-                if direction is not None:
-                    up = float(direction[2])
-                else:
-                    lifts += 1
-                    step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
-                    a, b = self.shapes[i], self.shapes[j]
+                step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
+                a, b = self.shapes[i], self.shapes[j]
+                if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
+                    # A compound or mesh touches in several places: any part may hold it up.
                     _reset(a, b)
-                    up = classify.lift_slope(a, b, m.signed, step)
+                    side = classify.concave_support(a, b, settings.floating, step, tolerance,
+                                                    scale, cos_up)
+                    up = float(side)
+                else:
+                    direction = classify.push_direction(m, tolerance, scale)
+                    if direction is not None:
+                        up = float(direction[2])
+                    else:
+                        lifts += 1
+                        _reset(a, b)
+                        up = classify.lift_slope(a, b, m.signed, step)
             # Who rests on whom: j supports i when i's push direction is near up, i supports
             # j when it is near down.
-            sup = None
             if up is not None and up >= cos_up:
                 sup = (i, j)
             elif up is not None and -up >= cos_up:
@@ -612,7 +619,8 @@ class LevelCheck:
             if sup is not None:
                 supports += 1
                 supported[sup[0]] = True
-                if m.signed < -tolerance and assign.static[sup[1]]:
+                if m.signed < -tolerance and assign.static[sup[1]] \
+                        and self._pushed_up(m, sup, cos_up):
                     finding = self._sunk(m, sup)
                     if finding is not None:
                         found.append(finding)
@@ -628,6 +636,16 @@ class LevelCheck:
         self.stats.supports, self.stats.lift_tests = supports, lifts
         self.stats.times["classify"] = time.perf_counter() - t0
         return found
+
+    @staticmethod
+    def _pushed_up(m, sup, cos_up) -> bool:
+        """Whether the deepest contact of a support pair pushes the supported object up (it
+        sank); a concave supporter may hold it up in one place while it is pushed into a wall
+        in another (an overlap)."""
+        if m.normal is None:
+            return True
+        up = -float(m.normal[2])          # i's push direction is -normal
+        return (up if sup[0] == m.i else -up) >= cos_up
 
     def _rule_and_severity(self, kind, i, j, clearance_rule=None):
         assign = self.assign
