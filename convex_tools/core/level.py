@@ -696,6 +696,8 @@ class LevelCheck:
                 direction = -normal if normal is not None else None
             translation = None if direction is None else direction * (need - m.signed)
             label = self._need_labels[int(self._need_rule[m.row])]
+            if label == "groups":
+                label = self.assign.group_label(i, j)
             rule, severity = self._rule_and_severity(kind, i, j, label)
         mover = self._mover(m)
         move, moved, extra = self._fix(mover, m, translation) if translation is not None \

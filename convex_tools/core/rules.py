@@ -387,9 +387,6 @@ def _parse(text: str, source: str) -> Rules:
         rules.warnings.append(f"{where}: unknown key {section + '.' if section else ''}{key} "
                               f"(ignored)")
 
-    for top, value in data.items():
-        if top not in ("defaults", "severity", "groups", "pair", "traversal"):
-            unknown("", top)
     defaults = _table(data, "defaults", error)
     for key, value in defaults.items():
         if key not in DEFAULTS:
@@ -448,6 +445,9 @@ def _parse(text: str, source: str) -> Rules:
             rules.traversal[key] = value
         else:
             rules.traversal[key] = _length(value, lambda m: error("traversal", key, m))
+    for top in data:
+        if top not in ("defaults", "severity", "groups", "pair", "traversal"):
+            unknown("", top)
     return rules
 
 
@@ -548,6 +548,8 @@ def _line_of(lines, section, key):
             current = match.group(1).replace('"', "").replace(" ", "")
             if current == section and header_line is None:
                 header_line = number
+            if not section and current == key:      # a table of its own at the top level
+                return number
             continue
         if key and current == section and re.match(rf"^\s*{re.escape(key)}\s*=", line):
             return number
