@@ -39,6 +39,7 @@ from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, Ch
                          Finding, LevelCheck, Stats, report_csv, report_json, report_table)
 from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
 from .core.rules import EntryInfo, Rules, RulesError
+from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
 from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
@@ -760,7 +761,11 @@ def findings_drawing(findings, labels=True, boxes=True, outlines=None, units=Non
             end = tuple(p + float(t) for p, t in zip(start, f.translation))
             if start != end:
                 drawing.arrow(start, end, "fix")
-        sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in outlines[k] if o is not None]
+        pair = list(outlines[k])
+        if f.kind in (SUNK, FLOATING) and not f.part_b:
+            # What it sinks into or floats above is the ground: its box would frame the level.
+            pair = pair[:1]
+        sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in pair if o is not None]
         if labels:
             # Above the pair, so that the label does not sit on its outlines.
             mid = [0.5 * (p + q) for p, q in zip(a, b)]
@@ -940,6 +945,7 @@ def show_stored_findings(scene):
                                  for k, box in zip(kept, _object_boxes([finding])[0]))
                 outlines.append(kept)
             overlay.show(OVERLAY_KEY, findings_drawing(findings, labels=settings.show_labels,
+                                                       units=scene_units(scene).format,
                                                        outlines=outlines))
         else:
             overlay.clear(OVERLAY_KEY)
@@ -1007,3 +1013,16 @@ def detach():
     while _show_findings_on_load in bpy.app.handlers.load_post:
         bpy.app.handlers.load_post.remove(_show_findings_on_load)
     clear_findings()
+
+
+# --- units ----------------------------------------------------------------------------------
+def scene_units(scene) -> Units:
+    """The scene's unit settings (lengths in messages, tables and labels)."""
+    settings = scene.unit_settings
+    return Units(settings.system, float(settings.scale_length), settings.length_unit)
+
+
+def length_text(context_or_scene, value) -> str:
+    """``value`` (Blender units) in the scene's units, e.g. "12.3 cm"."""
+    scene = getattr(context_or_scene, "scene", context_or_scene)
+    return scene_units(scene).format(value)
