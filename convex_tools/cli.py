@@ -114,7 +114,7 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="the files to check: .blend, .glb, .gltf, .fbx or .obj (default: "
                              "the .blend file Blender has open)")
-    parser.add_argument("--clearance", type=_length, default=0.0, metavar="M",
+    parser.add_argument("--clearance", type=_length, default=None, metavar="M",
                         help="free space every object needs around it, in metres, unless it "
                              "has its own (--object-clearance, its custom property "
                              "convex_clearance or its Own Clearance setting); with 0 (the "
@@ -395,12 +395,12 @@ def _run(args, load, out, err) -> RunResult:
     import bpy
 
     from .core import report as core_report
-    from .core.level import TOUCH_TOLERANCE
 
     started = time.perf_counter()
     _check_arguments(args)
     _check_outputs(args)
-    tolerance = TOUCH_TOLERANCE if args.touch_tolerance is None else args.touch_tolerance
+    # None: from the rules file (or the scene's rules), else the defaults.
+    tolerance = args.touch_tolerance
     options = _options(args, tolerance)
     rules = _rules_record(args.rules)
     baseline = _read_baseline(args.baseline)
@@ -878,11 +878,16 @@ def _summary_line(section, options, complete=True):
     from .core.report import length_text
 
     units = section.get("units")
-    clearance = f"clearance {length_text(options['clearance'], units)}"
+
+    def setting(name, value):
+        return f"{name} from the rules" if value is None else \
+            f"{name} {length_text(value, units)}"
+
+    clearance = setting("clearance", options["clearance"])
     own = section["objects_with_own_clearance"]
     if own:
         clearance += f", own clearance on {own} object{'s' * (own != 1)}"
-    parts = [clearance, f"touch tolerance {length_text(options['touch_tolerance'], units)}"]
+    parts = [clearance, setting("touch tolerance", options["touch_tolerance"])]
     if options.get("collection"):
         parts.append(f"collection {options['collection']}")
     if options.get("ignore"):
@@ -1061,8 +1066,9 @@ def _no_picture(path, reason) -> str:
 
 # Framed corners stay this fraction of the picture's half-size inside its border.
 FRAME_MARGIN = 0.04
-# Rows of the findings pictures' legend (``level_check.findings_legend``): one a kind.
-LEGEND_ROWS = 2
+# Rows of the findings pictures' legend at most (``level_check.findings_legend``): one a
+# kind of the level check and the fix arrows.
+LEGEND_ROWS = 5
 
 
 def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,

@@ -30,11 +30,12 @@ import datetime
 import hashlib
 import io
 import json
-import math
 import os
 import tomllib
 import urllib.parse
 import xml.etree.ElementTree as ET
+
+from .units import PLAIN, Units
 
 # Version of the report's layout (``docs/report.schema.json``). Fields are added, never renamed;
 # a change that a reader of an earlier version would misread raises it.
@@ -86,46 +87,17 @@ def now_text() -> str:
 
 
 # --- units ------------------------------------------------------------------------------------
-# Blender's length units: (symbol, metres).
-LENGTH_UNITS = {
-    "KILOMETERS": ("km", 1000.0), "METERS": ("m", 1.0), "CENTIMETERS": ("cm", 0.01),
-    "MILLIMETERS": ("mm", 0.001), "MICROMETERS": ("µm", 1e-6),
-    "MILES": ("mi", 1609.344), "FEET": ("ft", 0.3048), "INCHES": ("in", 0.0254),
-    "THOU": ("thou", 2.54e-5),
-}
-# ADAPTIVE picks a unit per value in Blender; the report keeps one unit per table.
-ADAPTIVE_UNIT = {"METRIC": "METERS", "IMPERIAL": "FEET"}
-# Human text shows lengths to this resolution (metres): 0.1 mm, the default touch tolerance, so
-# that a finding at the tolerance never prints as 0.
-TEXT_RESOLUTION = 1e-4
-DEFAULT_UNITS = {"system": "NONE", "scale_length": 1.0, "length_unit": "ADAPTIVE"}
+def units_of(units) -> Units:
+    """A section's ``units`` dict (``{"system", "scale_length", "length_unit"}``) as ``Units``;
+    None: plain Blender units."""
+    return PLAIN if not units else Units(units.get("system", "NONE"),
+                                         float(units.get("scale_length", 1.0)),
+                                         units.get("length_unit", "ADAPTIVE"))
 
 
 def length_text(value, units=None) -> str:
-    """A length in Blender units as the scene shows it: scaled by ``scale_length``, in its
-    ``length_unit`` ("12.0 cm"); with the unit system NONE (or no units) the bare number.
-    Trailing zeros go, one decimal stays."""
-    if value is None:
-        return "-"
-    value = float(value)
-    if not math.isfinite(value):
-        return str(value)
-    units = units or DEFAULT_UNITS
-    system = units.get("system", "NONE")
-    scale = float(units.get("scale_length", 1.0)) or 1.0
-    symbol, metres = "", 1.0
-    if system in ADAPTIVE_UNIT:
-        name = units.get("length_unit", "ADAPTIVE")
-        symbol, metres = LENGTH_UNITS.get(ADAPTIVE_UNIT[system] if name == "ADAPTIVE" else name,
-                                          LENGTH_UNITS[ADAPTIVE_UNIT[system]])
-    shown = value * scale / metres
-    decimals = min(8, max(1, math.ceil(-math.log10(TEXT_RESOLUTION / metres))))
-    text = f"{shown:.{decimals}f}".rstrip("0")
-    if text.endswith("."):
-        text += "0"
-    if text in ("-0.0", "-0"):
-        text = "0.0"
-    return f"{text} {symbol}" if symbol else text
+    """A length in Blender units as the scene shows it ("12.0 cm"; ``core.units``)."""
+    return units_of(units).format(value)
 
 
 # --- findings as data ---------------------------------------------------------------------------
@@ -250,17 +222,12 @@ def report_table(findings, limit=None, header=True, units=None) -> str:
         else:
             what = measure_text(f, units)
         where = _where(f)
-        scale = 1.0
-        if units is not None and units.get("system") in ADAPTIVE_UNIT:
-            name = units.get("length_unit", "ADAPTIVE")
-            unit = ADAPTIVE_UNIT[units["system"]] if name == "ADAPTIVE" else name
-            scale = float(units.get("scale_length", 1.0)) / LENGTH_UNITS.get(
-                unit, LENGTH_UNITS["METERS"])[1]
         rows.append((f["kind"], with_part(f.get("object_a"), f.get("part_a")),
                      with_part(f.get("object_b"), f.get("part_b")), what,
                      length(f.get("clearance")) if f["kind"] == "too_close" else "-",
-                     "-" if where is None else
-                     "({:.2f}, {:.2f}, {:.2f})".format(*(scale * v for v in where)),
+                     "-" if where is None else "(" + ", ".join(
+                         f"{v:.2f}" if units is None else length_text(v, units)
+                         for v in where) + ")",
                      _note(f)))
     if not any(r[-1] for r in rows[1:]):
         rows = [r[:-1] for r in rows]
@@ -394,7 +361,7 @@ def to_csv(report) -> str:
 
 
 def _units(section):
-    return section.get("units") or DEFAULT_UNITS
+    return section.get("units")
 
 
 def to_junit(report) -> str:

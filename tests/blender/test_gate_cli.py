@@ -104,7 +104,7 @@ def test_several_files_are_checked_in_one_run_with_a_table_each(levels, tmp_path
                            ("room.blend", "overlap", "Chair", "Table")]
     assert data["counts"]["overlap"] == 2 and data["gate"]["gating"] == 3
     assert out.count("Checked 3 objects of") == 2 and out.count("Checked 2 objects of") == 1
-    assert "No findings" in out and "depth 0.1 m" in out and "depth 0.2 m" in out
+    assert "No findings" in out and "depth 0.100 m" in out and "depth 0.200 m" in out
     # Progress across the files on stderr.
     assert "[1/3]" in err and "[3/3]" in err
 
