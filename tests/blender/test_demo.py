@@ -44,7 +44,7 @@ def test_demo_sh_builds_checks_and_matches_the_readme(demo):
     assert f"on a floor, {objects} objects in all. It checks {checked} of them" in readme
     assert f"It finds exactly the {planted} problems planted among them — 18 overlaps, 6 too " \
            f"close, 3 sunk" in readme and "and 2 floating" in readme
-    kinds = [f["kind"] for f in report["findings"]]
+    kinds = [f["kind"] for f in report["files"][0]["findings"]]
     assert [kinds.count(k) for k in ("overlap", "too_close", "sunk", "floating")] == \
         [18, 6, 3, 2]
     # One finding per planted problem: none found twice (the script compares sets).
