@@ -520,6 +520,13 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
         gone = {name for name, _ in unchecked}
         findings = [f for f in findings
                     if not gone & {f.object_a, f.object_b, *(f.objects or ())}]
+    # Rule groups that match no object of this file: a warning only if they match nothing in
+    # any file (``core.gate``), as the options' patterns.
+    rules = getattr(level_run, "rules", None)
+    groups = []
+    if rules is not None and level_run.check is not None and hasattr(rules, "unmatched_groups"):
+        groups = [f"{rules.source}: group {name}"
+                  for name in rules.unmatched_groups(level_run.check.assign)]
     units = scene.unit_settings
     section = core_report.file_section(
         label, findings=findings,
@@ -532,8 +539,11 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
         objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped],
         objects_excluded=_listed(getattr(level_run, "excluded", ())),
         objects_unchecked=[{"object": n, "reason": r} for n, r in unchecked],
-        unmatched=_unmatched(args, level_run, scene),
-        warnings=[str(w) for w in getattr(level_run, "warnings", ())])
+        unmatched=_unmatched(args, level_run, scene) + groups,
+        warnings=[str(w) for w in getattr(level_run, "warnings", ())
+                  if str(w) not in {f"{g} matches no object" for g in groups}],
+        rules=None if rules is None or not rules.source else
+        {"path": rules.source, "sha256": rules.sha256})
     return section, _Checked(findings, stats, level_run, scene, label, interrupted)
 
 

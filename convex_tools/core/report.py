@@ -9,7 +9,7 @@ same bytes for both:
               ["shard": {"index", "count", "files"}], "gate": {...} | None, "warnings",
               "counts", "files": [section, ...]}
     section = {"file", "status" ("checked" | "incomplete" | "error"), ["error"], "scene",
-               "units": {"system", "scale_length", "length_unit"}, "objects_checked",
+               "rules", "units": {"system", "scale_length", "length_unit"}, "objects_checked",
                "objects_with_own_clearance", "objects_skipped", "objects_excluded",
                "objects_unchecked", "unmatched", "warnings", "counts", "findings": [finding]}
 
@@ -245,15 +245,17 @@ def report_table(findings, limit=None, header=True, units=None) -> str:
 # --- the model ----------------------------------------------------------------------------------
 def file_section(file, *, findings=(), status=CHECKED, error=None, scene=None, units=None,
                  objects_checked=0, objects_with_own_clearance=0, objects_skipped=(),
-                 objects_excluded=(), objects_unchecked=(), unmatched=(), warnings=()) -> dict:
+                 objects_excluded=(), objects_unchecked=(), unmatched=(), warnings=(),
+                 rules=None) -> dict:
     """The report's section of one checked file (``findings``: ``Finding``s or their dicts,
-    in the check's order)."""
+    in the check's order; ``rules``: the rules it was checked with, {"path", "sha256"})."""
     found = [dict(as_dict(f)) for f in findings]
     section = {"file": file, "status": status}
     if error is not None:
         section["error"] = error
     section.update({
         "scene": scene,
+        "rules": rules,
         "units": dict(units) if units is not None else None,
         "objects_checked": int(objects_checked),
         "objects_with_own_clearance": int(objects_with_own_clearance),

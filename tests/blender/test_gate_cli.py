@@ -257,6 +257,24 @@ def test_a_pattern_matching_nothing_in_any_file_is_a_warning_and_strict_makes_it
     assert result.code == cli.EXIT_ERROR and "Error: --strict: --ignore Nope*" in err
 
 
+def test_a_rule_group_matching_no_object_in_any_file_is_a_warning(levels, tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[groups.crates]\nnames = ["Crate*"]\n\n'
+                     '[groups.decals]\nnames = ["Decal*"]\n')
+    report = tmp_path / "r.json"
+    result, _, err = run(levels["clean"], levels["crates"], "--rules", rules, "--json", report)
+    assert result.code == cli.EXIT_FINDINGS
+    data = valid_report(report)
+    # crates matches in crates.blend only: no warning; decals matches nowhere.
+    assert data["warnings"] == [f"{rules}: group decals matches nothing in any file"]
+    assert f"Warning: {rules}: group decals matches nothing in any file" in err
+    assert "group crates" not in err
+    sha = hashlib.sha256(rules.read_bytes()).hexdigest()
+    assert [s["rules"] for s in data["files"]] == [{"path": str(rules), "sha256": sha}] * 2
+    result, _, _ = run(levels["clean"], levels["crates"], "--rules", rules, "--strict")
+    assert result.code == cli.EXIT_ERROR
+
+
 # --- JUnit and SARIF --------------------------------------------------------------------------
 def test_junit_and_sarif_describe_every_file(levels, tmp_path):
     junit, sarif = tmp_path / "r.xml", tmp_path / "r.sarif"
