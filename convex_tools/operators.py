@@ -15,6 +15,7 @@ a row selects and frames the pair. Scripts and the command line use ``level_chec
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -680,9 +681,22 @@ class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
         # so far 12 objects: ..." for a cancelled check; level_check.summary_text).
         counted = re.search(r"(\d+) objects?:", settings.summary)
         units = scene.unit_settings
+        # With a rules file (or text) the rules say the clearance and the touch tolerance
+        # (as ``level_run`` checks).
+        rules = None
+        if settings.rules_file:
+            path = bpy.path.abspath(settings.rules_file)
+            try:
+                rules = {"path": settings.rules_file, "sha256": core_report.file_sha256(path)}
+            except OSError:
+                rules = {"path": settings.rules_file, "sha256": None}
+        elif settings.rules_text is not None:
+            text = settings.rules_text.as_string().encode("utf-8")
+            rules = {"path": f"Text {settings.rules_text.name}",
+                     "sha256": hashlib.sha256(text).hexdigest()}
         options = {
-            "clearance": settings.clearance,
-            "touch_tolerance": settings.touch_tolerance,
+            "clearance": None if rules else settings.clearance,
+            "touch_tolerance": None if rules else settings.touch_tolerance,
             "collection": settings.collection.name if settings.scope == 'COLLECTION'
             and settings.collection else None,
             "scene": scene.name,
@@ -696,10 +710,10 @@ class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
         section = core_report.file_section(
             bpy.data.filepath or "untitled.blend", findings=findings,
             status=core_report.CHECKED if settings.complete else core_report.INCOMPLETE,
-            scene=scene.name,
+            scene=scene.name, rules=rules,
             units={"system": units.system, "scale_length": float(units.scale_length),
                    "length_unit": units.length_unit},
             objects_checked=int(counted.group(1)) if counted else 0)
         return core_report.new_report(
-            [section], options=options, complete=settings.complete,
+            [section], options=options, rules=rules, complete=settings.complete,
             incomplete_reason="the check was cancelled", blender_version=bpy.app.version_string)

@@ -650,6 +650,22 @@ def test_the_sidebar_exports_the_command_lines_schema_in_each_format(checked_sce
     assert len(sarif_results(paths["sarif"].read_text())) == 2
 
 
+def test_the_sidebar_export_records_the_scenes_rules(checked_scene, tmp_path):
+    text = bpy.data.texts.new("level_rules.toml")
+    text.write("[defaults]\nclearance = 0.05\n")
+    checked_scene.convex_level.rules_text = text
+    bpy.ops.object.convex_check_level()
+    path = tmp_path / "r.json"
+    bpy.ops.object.convex_export_level_report(filepath=str(path))
+    data = valid_report(path)
+    sha = hashlib.sha256(text.as_string().encode("utf-8")).hexdigest()
+    assert data["rules"] == data["files"][0]["rules"] == {"path": "Text level_rules.toml",
+                                                          "sha256": sha}
+    # The rules say the clearance.
+    assert data["options"]["clearance"] is None
+    assert len(data["files"][0]["findings"]) == 2
+
+
 def test_the_sidebar_refuses_a_suffix_of_no_known_format(checked_scene, tmp_path):
     with pytest.raises(RuntimeError, match=r"the suffix chooses the format, one of \.json, "
                                            r"\.csv, \.xml, \.sarif"):
