@@ -61,10 +61,6 @@ class UsageError(Exception):
     """Bad arguments or an unusable file: exit code 2 with this message."""
 
 
-class FileProblem(Exception):
-    """One file of several cannot be checked: an error for that file, the others go on."""
-
-
 @dataclass
 class RunResult:
     code: int
@@ -464,9 +460,9 @@ def _phase_times(done) -> str:
     if done is None or done.stats is None:
         return ""
     times = done.stats.times
+    broad = times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0)
     return (f": load {times.get('load', 0):.2f}, shapes {times.get('shapes', 0):.2f}, broad "
-            f"phase {times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0):.2f}"
-            f", narrow phase {times.get('narrow_phase', 0):.2f}")
+            f"phase {broad:.2f}, narrow phase {times.get('narrow_phase', 0):.2f}")
 
 
 @dataclass

@@ -38,7 +38,7 @@ import json
 import math
 import re
 
-from .report import CHECKED, FAILED, INCOMPLETE, all_findings, refresh_counts
+from .report import CHECKED, FAILED, all_findings, refresh_counts
 
 BASELINE_MARK = "convex_tools_baseline"
 BASELINE_VERSION = 1
@@ -289,5 +289,4 @@ def ungated(report) -> dict:
 
 
 __all__ = ["Baseline", "apply", "baseline_from_report", "finding_key", "parse_baseline",
-           "pruned", "ungated", "unmatched_everywhere", "DEFAULT_TOLERANCE", "FAIL_ON",
-           "INCOMPLETE"]
+           "pruned", "ungated", "unmatched_everywhere", "DEFAULT_TOLERANCE", "FAIL_ON"]

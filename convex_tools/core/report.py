@@ -161,12 +161,11 @@ def finding_text(f, units=None) -> str:
 
 
 def _where(f):
-    for a, b in ((f.get("point_a"), f.get("point_b")),):
-        if a is not None and b is not None:
-            return [0.5 * (x + y) for x, y in zip(a, b)]
-        if a is not None:
-            return a
-    return f.get("point")
+    """Where a finding is: midway between its witness points, else its point."""
+    a, b = f.get("point_a"), f.get("point_b")
+    if a is not None and b is not None:
+        return [0.5 * (x + y) for x, y in zip(a, b)]
+    return a if a is not None else f.get("point")
 
 
 NOTE_TEXT = {"baselined": "baselined", "worse": "worse than baseline",
@@ -469,7 +468,6 @@ def to_sarif(report) -> str:
         "version": SARIF_VERSION,
         "runs": [{
             "tool": {"driver": {"name": TOOL_NAME, "version": report["tool"]["version"],
-                                "informationUri": "https://github.com/",
                                 "rules": rules}},
             "invocations": [{"executionSuccessful": bool(report.get("complete"))
                              and not errors and gate.get("exit_code", 0) in (0, 1),
