@@ -148,3 +148,30 @@ def sarif_results(text) -> list:
             assert suppression["kind"] in ("inSource", "external")
     assert isinstance(sarif_run["invocations"][0]["executionSuccessful"], bool)
     return sarif_run["results"]
+
+
+def check_every_report(folder) -> int:
+    """Check every report a test left in ``folder``: JSON reports (those with a
+    ``schema_version``) against the schema, JUnit XML (``*.xml``) and SARIF (``*.sarif``) for
+    their required fields. The number checked."""
+    checked = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            if not os.path.isfile(path) or os.path.islink(path):
+                continue
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if name.endswith(".json") and '"schema_version"' in text:
+                valid_report(json.loads(text))
+            elif name.endswith(".xml") and text.lstrip().startswith("<?xml"):
+                junit_suites(text)
+            elif name.endswith(".sarif"):
+                sarif_results(text)
+            else:
+                continue
+            checked += 1
+    return checked

@@ -190,3 +190,21 @@ def test_sarif_marks_baselined_findings_suppressed_with_the_reason():
 def test_sarif_uris_are_escaped_relative_references():
     assert rp.artifact_uri("levels/big level.blend") == "levels/big%20level.blend"
     assert rp.artifact_uri("/abs/a.blend") == "file:///abs/a.blend"
+
+
+def test_the_check_of_every_report_a_test_wrote_finds_a_broken_one(tmp_path):
+    from report_checks import check_every_report
+
+    report = model()
+    gate.apply(report)
+    (tmp_path / "r.json").write_text(rp.to_json(report))
+    (tmp_path / "r.xml").write_text(rp.to_junit(report))
+    (tmp_path / "r.sarif").write_text(rp.to_sarif(report))
+    (tmp_path / "baseline.json").write_text(gate.baseline_from_report(report).to_text())
+    assert check_every_report(tmp_path) == 3
+    broken = json.loads(rp.to_json(report))
+    del broken["files"][0]["units"]
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "r.json").write_text(json.dumps(broken))
+    with pytest.raises(AssertionError, match="missing 'units'"):
+        check_every_report(tmp_path)
