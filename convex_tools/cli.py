@@ -355,6 +355,9 @@ def _check_arguments(args):
 def _check_gate_arguments(args):
     if args.prune_baseline and not args.baseline:
         raise UsageError("error: --prune-baseline rewrites the --baseline FILE; give it")
+    if args.prune_baseline and args.write_baseline:
+        raise UsageError("error: --write-baseline already leaves out what no longer occurs in "
+                         "the files checked; give it or --prune-baseline, not both")
     if sum(getattr(args, o[2:]) == "-" for o in REPORT_OPTIONS) > 1:
         raise UsageError("error: only one report can go to standard output ('-')")
 

@@ -407,6 +407,9 @@ def test_a_broken_baseline_is_exit_2_naming_it(levels, tmp_path):
     assert out == ""
     result, _, err = run(levels["crates"], "--prune-baseline")
     assert result.code == cli.EXIT_ERROR and "--prune-baseline rewrites the --baseline" in err
+    result, _, err = run(levels["crates"], "--baseline", baseline, "--prune-baseline",
+                         "--write-baseline", baseline)
+    assert result.code == cli.EXIT_ERROR and "not both" in err
 
 
 # --- shards -------------------------------------------------------------------------------------
