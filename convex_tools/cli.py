@@ -417,7 +417,8 @@ def _run(args, load, out, err) -> RunResult:
         out = err        # standard output carries the report; the tables go to stderr
 
     sections, interrupted, last = [], "", None
-    names = todo or [None]
+    # No file given: the open one. (A shard may be given no file: more shards than files.)
+    names = todo if args.files else [None]
     for number, path in enumerate(names, 1):
         if not args.quiet and len(names) > 1:
             print(f"[{number}/{len(names)}] {path}", file=err, flush=True)
@@ -975,6 +976,9 @@ def _merge(args, out, err) -> RunResult:
     reports = _Reports(args)
     if "-" in reports.paths:
         out = err
+    for section in merged["files"]:     # (the shard's run said so on its own stderr)
+        if section["status"] == core_report.FAILED:
+            print(f"error: {section.get('error')}", file=err, flush=True)
     code = _gate_and_write(args, merged, baseline, reports, out, err,
                            interrupted=not merged["complete"])
     if not merged["complete"]:

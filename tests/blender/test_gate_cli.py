@@ -434,9 +434,10 @@ def test_two_shards_merged_are_one_run_byte_for_byte(levels, tmp_path):
     # Each file in exactly one shard.
     assert sorted(s["file"] for p in shards for s in valid_report(p)["files"]) == sorted(files)
     merged = {k: tmp_path / f"merged.{k}" for k in ("json", "xml", "sarif", "csv")}
-    result, _, _ = run("merge", shards[1], shards[0], *gate, "--json", merged["json"],
-                       "--junit", merged["xml"], "--sarif", merged["sarif"],
-                       "--csv", merged["csv"])
+    result, _, err = run("merge", shards[1], shards[0], *gate, "--json", merged["json"],
+                         "--junit", merged["xml"], "--sarif", merged["sarif"],
+                         "--csv", merged["csv"])
+    assert "broken.blend: not a readable .blend file" in err
     # broken.blend makes both exit 2; the reports are the same but for generated_at.
     assert result.code == single.code == cli.EXIT_ERROR
     assert without_time(merged["json"].read_text()) == without_time(one["json"].read_text())
@@ -455,6 +456,18 @@ def test_shards_merged_give_the_same_exit_code_for_findings(levels, tmp_path):
     result, _, _ = run("merge", *shards)
     assert result.code == single.code == cli.EXIT_FINDINGS
     assert cli.blender_command(["merge", *map(str, shards), "--quiet"]) == cli.EXIT_FINDINGS
+
+
+def test_more_shards_than_files_leaves_a_shard_empty(levels, tmp_path):
+    files = [levels["clean"], levels["crates"]]
+    shards = []
+    for k in (1, 2, 3):
+        shards.append(tmp_path / f"s{k}.json")
+        result, _, _ = run(*files, "--shard", f"{k}/3", "--json", shards[-1])
+        assert result.code == cli.EXIT_CLEAN
+    assert [len(valid_report(p)["files"]) for p in shards] == [0, 1, 1]
+    result, _, _ = run("merge", *shards)
+    assert result.code == cli.EXIT_FINDINGS
 
 
 def test_merge_runs_without_blender(levels, tmp_path):
