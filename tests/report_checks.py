@@ -12,6 +12,8 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_PATH = os.path.join(ROOT, "docs", "report.schema.json")
 
@@ -175,3 +177,11 @@ def check_every_report(folder) -> int:
                 continue
             checked += 1
     return checked
+
+
+@pytest.fixture(autouse=True)
+def every_report_is_valid(tmp_path):
+    """Imported into a test module: after each of its tests, every report the test wrote is
+    checked (``check_every_report``)."""
+    yield
+    check_every_report(tmp_path)

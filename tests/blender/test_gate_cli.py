@@ -22,15 +22,8 @@ from convex_tools import cli, level_check  # noqa: E402
 from bpy_helpers import boxes  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from report_checks import check_every_report, junit_suites, sarif_results, valid_report  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def every_report_is_valid(tmp_path):
-    """After each test, every report it wrote is checked: JSON against docs/report.schema.json,
-    JUnit XML and SARIF for their required fields."""
-    yield
-    check_every_report(tmp_path)
+from report_checks import (every_report_is_valid, junit_suites,  # noqa: E402,F401
+                           sarif_results, valid_report)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "check_level.py")

@@ -14,15 +14,7 @@ bpy = pytest.importorskip("bpy")
 from convex_tools import cli  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from report_checks import check_every_report, valid_report  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def every_report_is_valid(tmp_path):
-    """After each test, every report it wrote is checked: JSON against docs/report.schema.json,
-    JUnit XML and SARIF for their required fields."""
-    yield
-    check_every_report(tmp_path)
+from report_checks import every_report_is_valid, valid_report  # noqa: E402,F401
 
 
 def _cube(name, location, collection=None):
