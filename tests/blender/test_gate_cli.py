@@ -258,6 +258,21 @@ def test_a_pattern_matching_nothing_in_any_file_is_a_warning_and_strict_makes_it
     assert result.code == cli.EXIT_ERROR and "Error: --strict: --ignore Nope*" in err
 
 
+def test_fail_on_chooses_which_severities_fail(levels, tmp_path):
+    # The rules make every finding a warning: they pass unless --fail-on warning.
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[defaults]\nseverity = "warning"\n')
+    junit, sarif = tmp_path / "r.xml", tmp_path / "r.sarif"
+    result, _, _ = run(levels["clean"], levels["crates"], "--rules", rules, "--junit", junit,
+                       "--sarif", sarif)
+    assert result.code == cli.EXIT_CLEAN
+    assert [c[1] for c in junit_suites(junit.read_text())[levels["crates"]]] == ["passed"]
+    assert [r["level"] for r in sarif_results(sarif.read_text())] == ["warning"]
+    result, _, _ = run(levels["clean"], levels["crates"], "--rules", rules, "--fail-on",
+                       "warning")
+    assert result.code == cli.EXIT_FINDINGS
+
+
 def test_a_rule_group_matching_no_object_in_any_file_is_a_warning(levels, tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text('[groups.crates]\nnames = ["Crate*"]\n\n'
