@@ -22,6 +22,7 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.operator(operators.OBJECT_OT_convex_clear.bl_idname)
         layout.separator()
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        layout.operator("object.convex_make_collision", icon='MOD_PHYSICS')
 
 
 def _object_menu(self, context):
