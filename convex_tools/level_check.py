@@ -307,7 +307,8 @@ def _entries_to_check(objects, collection, ignore, everything, proxies):
     entries, skipped, seen = [], [], set()
 
     def consider(name, obj, placement=None, instancers=()):
-        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None:
+        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None and not (
+                obj.type == 'EMPTY' and obj.name in proxies.excluded):
             return                       # (a Godot -colonly Empty is a collider)
         owner = proxies.owner_of(obj)
         if owner is not None:            # a proxy or compound child stands for its owner

@@ -409,21 +409,26 @@ class ProxyIndex:
         else:
             counter = base.rstrip("_").rsplit("_", 1)[-1]
             why = f"the name after the prefix without its last part '_{counter}'"
+            if duplicate and matched.endswith(duplicate):
+                why += f", Blender's duplicate suffix '{duplicate}' carried over"
             if not counter.isdigit():
                 why += (" (Epic documents that part as a number, UCX_[RenderMeshName]_##; "
                         "the importers take any last part as one)")
         if matched != owner.name:
             why += ", in another letter case (Unreal matches names in any case)"
         self.notes[name] = f"collision of '{owner.name}': {why}"
-        if len(owners) > 1:
-            others = ", ".join(f"'{o}'" for o in owners[1:])
+        stem = base.rstrip("_").rsplit("_", 1)[0]
+        engine_reads = {rest.upper(), stem.upper()}
+        # Two readings the importer itself has (not Blender's ".001" pairing, warned below).
+        read = list(dict.fromkeys(o for c, o in found if c.upper() in engine_reads
+                                  and o not in self.excluded))
+        if len(read) > 1:
+            others = ", ".join(f"'{o}'" for o in read if o != owner.name)
             self.warnings.append((name, (
                 f"reads two ways: collision of '{owner.name}' or of {others}; an importer may "
                 f"attach it to either; checked as part of '{owner.name}' (rename one of them)")))
-        engine_reads = {c.upper() for c in (rest, base.rstrip("_").rsplit("_", 1)[0])}
-        if duplicate and owner.name.upper() not in engine_reads:
+        if duplicate and matched.upper() not in engine_reads:
             # Paired through the ".001" Blender gives duplicates: the exported names do not.
-            stem = base.rstrip("_").rsplit("_", 1)[0]
             target = self._by_name.get(stem)
             fate = (f"Unreal attaches it to '{stem}' instead" if target is not None and
                     target.type in self._geometry else
