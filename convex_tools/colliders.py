@@ -26,6 +26,7 @@ import math
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty
+from mathutils import Matrix
 
 from . import proxies as proxy_rules
 from .core import Hull
@@ -252,12 +253,13 @@ def make_colliders(obj, shape="HULL", engine="UNREAL", vertex_limit=DEFAULT_VERT
         coll.objects.link(collider)
         collider.parent = obj
         collider.matrix_parent_inverse.identity()
-        collider.matrix_basis = [list(row) for row in place]
+        collider.matrix_basis = Matrix(place.tolist())
         collider[OWNER_PROPERTY] = obj.name
         collider.display_type = 'WIRE'
         collider.hide_render = True
         made.append(collider)
     view_layer = bpy.context.view_layer
+    view_layer.update()          # (syncs the view layer with the new objects' bases)
     for collider in made:
         if view_layer.objects.get(collider.name) is not None:
             collider.hide_set(True)
