@@ -239,7 +239,7 @@ def make_colliders(obj, shape="HULL", engine="UNREAL", vertex_limit=DEFAULT_VERT
     meshes = collider_meshes(obj, shape, engine, int(vertex_limit), depsgraph)
     remove_made_colliders(obj)
     renamed = None
-    if engine == "UNREAL" and rename and proxy_rules._DUPLICATE.match(obj.name):
+    if engine == "UNREAL" and rename and proxy_rules.is_blender_duplicate(obj.name):
         renamed, obj.name = obj.name, _unique_owner_name(obj)
     coll = collision_collection(scene)
     made = []
@@ -343,15 +343,14 @@ class OBJECT_OT_convex_make_collision(bpy.types.Operator):
 class VIEW3D_PT_convex_collision(bpy.types.Panel):
     """Sidebar › Convex › Level Check › Collision: the engine rules and Make Colliders."""
 
+    bl_parent_id = "VIEW3D_PT_convex_level"     # (a sub-panel of the Level Check)
     bl_label = "Collision"
     bl_space_type = 'VIEW_3D'
     bl_region_type = 'UI'
     bl_category = "Convex"
-    bl_parent_id = "VIEW3D_PT_convex_level"
 
     def draw(self, context):
-        layout = self.layout
-        settings = context.scene.convex_level
+        settings, layout = context.scene.convex_level, self.layout
         col = layout.column()
         col.prop(settings, "engine", expand=True)
         sub = col.row()

@@ -60,7 +60,8 @@ GODOT_SUFFIXES = (
     ("navmesh", "not collision", "", "MESH"),
     ("occonly", "not collision", "", "MESH"),
 )
-GODOT_SEPARATORS = "-_$"
+# A suffix follows "$" anywhere in the name, or "-" or "_" at its end.
+GODOT_SEPARATORS = "-_"
 # A Godot -colonly Empty's collider by its display type (``empty_draw_type``); any other type
 # gives a sphere. "PLANE" is Godot's WorldBoundaryShape3D: infinite, not checked.
 GODOT_EMPTY_KINDS = {"CUBE": "BOX", "SINGLE_ARROW": "RAY", "IMAGE": "PLANE"}
@@ -153,7 +154,7 @@ def _godot_trimmed(name: str) -> str:
 def godot_has(name: str, suffix: str) -> bool:
     """Godot's ``_teststr``: whether the node called ``name`` carries ``suffix``."""
     what = _godot_trimmed(godot_node_name(name)).lower()
-    return ("$" + suffix) in what or what.endswith("-" + suffix) or what.endswith("_" + suffix)
+    return ("$" + suffix) in what or any(what.endswith(s + suffix) for s in GODOT_SEPARATORS)
 
 
 def godot_fixed(name: str, suffix: str) -> str:
@@ -225,6 +226,11 @@ def parse_name(name: str, engine: str = "both", one_hull_per_ucx=None, obj_type:
 def _split_duplicate(name):
     match = _DUPLICATE.match(name)
     return match.groups() if match else (name, "")
+
+
+def is_blender_duplicate(name: str) -> bool:
+    """Whether ``name`` ends in the ``.001`` Blender gives a duplicate's name."""
+    return _DUPLICATE.match(name) is not None
 
 
 @dataclass(frozen=True)

@@ -245,3 +245,47 @@ def test_a_level_with_colliders_survives_fbx_and_gltf(addon, tmp_path, engine, f
     assert [f[:3] for f in findings_of(after)] == [f[:3] for f in before]
     for old, new in zip(before, findings_of(after)):
         assert new[3] == pytest.approx(old[3], abs=FILE_PRECISION)
+
+
+class _Layout:
+    """Stands in for a panel's layout: records labels and operators drawn."""
+
+    def __init__(self, drawn):
+        self.drawn = drawn
+
+    def label(self, text="", **_):
+        self.drawn.append(text)
+
+    def operator(self, idname, **_):
+        self.drawn.append(idname)
+
+    def __getattr__(self, _name):
+        return lambda *args, **kwargs: self
+
+
+def test_the_collision_panel_offers_make_colliders_and_says_what_the_check_does(addon):
+    from types import SimpleNamespace
+
+    crate = boxes("Crate", [((0, 0, 0), (1, 1, 1))])
+    helper = boxes("Helper-noimp", [((0, 0, 0), (1, 1, 1))])
+
+    def drawn_for(obj):
+        drawn = []
+        context = SimpleNamespace(scene=bpy.context.scene, active_object=obj)
+        colliders.VIEW3D_PT_convex_collision.draw(SimpleNamespace(layout=_Layout(drawn)),
+                                                  context)
+        return drawn
+
+    drawn = drawn_for(crate)
+    assert "object.convex_make_collision" in drawn
+    assert "No colliders: checked through its own shape" in drawn
+    make(crate)
+    assert "Checked through 1 collider: UCX_Crate_01" in drawn_for(crate)
+    assert "Collision of 'Crate'" in drawn_for(bpy.data.objects["UCX_Crate_01"])
+    assert "Not checked: removed by Godot on import (-noimp)" in drawn_for(helper)
+    # In the Object menu's Convex Tools submenu too (F3 finds it by its label).
+    from convex_tools import ui
+
+    menu = []
+    ui.VIEW3D_MT_convex_tools.draw(SimpleNamespace(layout=_Layout(menu)), bpy.context)
+    assert "object.convex_make_collision" in menu

@@ -175,6 +175,11 @@ def test_godot_noimp_is_removed_with_its_children(addon):
     assert "with its parent 'Helper-noimp'" in skipped["Gizmo"]
     # Unreal has no such rule: the same file overlaps three ways.
     assert len(_skipped(engine="unreal")[0]) == 3
+    # The scene's engine preset chooses when the check is not told.
+    bpy.context.scene.convex_level.engine = 'GODOT'
+    assert _skipped()[0] == []
+    bpy.context.scene.convex_level.engine = 'UNREAL'
+    assert len(_skipped()[0]) == 3
 
 
 def test_godot_colonly_makes_a_body_of_its_own_beside_the_visual(addon):
