@@ -289,3 +289,18 @@ def test_the_collision_panel_offers_make_colliders_and_says_what_the_check_does(
     menu = []
     ui.VIEW3D_MT_convex_tools.draw(SimpleNamespace(layout=_Layout(menu)), bpy.context)
     assert "object.convex_make_collision" in menu
+
+
+def test_an_object_without_vertices_gets_no_collider_and_the_reason(addon):
+    hollow = bpy.data.objects.new("Hollow", bpy.data.meshes.new("Hollow"))
+    bpy.context.scene.collection.objects.link(hollow)
+    crate = boxes("Crate", [((0, 0, 0), (1, 1, 1))])
+    select(hollow, crate)
+    assert bpy.ops.object.convex_make_collision() == {'FINISHED'}      # the crate's
+    assert [o.name for o in bpy.data.objects if o.get(colliders.OWNER_PROPERTY)] == \
+        ["UCX_Crate_01"]
+    select(hollow)
+    with pytest.raises(RuntimeError, match="No colliders made"):
+        bpy.ops.object.convex_make_collision(shape='BOX')
+    with pytest.raises(ValueError, match="no vertices"):
+        colliders.make_colliders(hollow, "HULL")
