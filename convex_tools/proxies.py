@@ -255,7 +255,8 @@ class ProxyIndex:
     ``orphans``: name -> why an Unreal proxy is not checked; ``excluded``: name -> why the
     engine's rules leave an object out (removed on import, not collision, the visual of a
     body); ``warnings``: (name, message) for what an export would change or what a name leaves
-    open; ``notes``: name -> which owner or visual a name resolved to, and why.
+    open, and notes (messages starting "note: ") on owners found by a reading Epic does not
+    document; ``notes``: name -> which owner or visual a name resolved to, and why.
     """
 
     def __init__(self, objects=None, geometry_types=None, *, engine="both",
@@ -410,6 +411,7 @@ class ProxyIndex:
         self._add(owner, Part(obj, parsed.kind, parsed.convention))
         rest = name[4:]
         matched = next(c for c, o in found if o == owner.name)
+        plain = True          # the documented reading: the whole name, or it and a number
         if matched == rest:
             why = "the whole name after the prefix"
         else:
@@ -418,11 +420,15 @@ class ProxyIndex:
             if duplicate and matched.endswith(duplicate):
                 why += f", Blender's duplicate suffix '{duplicate}' carried over"
             if not counter.isdigit():
+                plain = False
                 why += (" (Epic documents that part as a number, UCX_[RenderMeshName]_##; "
                         "the importers take any last part as one)")
         if matched != owner.name:
+            plain = False
             why += ", in another letter case (Unreal matches names in any case)"
         self.notes[name] = f"collision of '{owner.name}': {why}"
+        if not plain:         # a reading worth telling in the report, not only the Sidebar
+            self.warnings.append((name, "note: " + self.notes[name]))
         stem = base.rstrip("_").rsplit("_", 1)[0]
         engine_reads = {rest.upper(), stem.upper()}
         # Two readings the importer itself has (not Blender's ".001" pairing, warned below).

@@ -70,12 +70,13 @@ def test_a_ucx_name_that_reads_two_ways_is_warned_about(addon):
     index = ProxyIndex()
     assert index.owner_of(lid_proxy) == crate
     assert "'_Lid'" in index.notes["UCX_Crate_Lid"] and "number" in index.notes["UCX_Crate_Lid"]
-    assert not index.warnings
+    # Which owner it resolved to, and why, is said in the report too.
+    assert index.warnings == [("UCX_Crate_Lid", "note: " + index.notes["UCX_Crate_Lid"])]
     # With an object "Crate_Lid" too, the name reads two ways: the whole name wins, warned.
     lid = boxes("Crate_Lid", [((-0.5, -0.5, 1.0), (0.5, 0.5, 1.1))])
     index = ProxyIndex()
     assert index.owner_of(lid_proxy) == lid
-    ((name, message),) = index.warnings
+    ((name, message),) = [w for w in index.warnings if not w[1].startswith("note:")]
     assert name == "UCX_Crate_Lid" and "reads two ways" in message and "'Crate'" in message
 
 
@@ -90,6 +91,7 @@ def test_unreal_prefix_case(addon):
     # Owner names match in any case, and the note says so.
     assert index.owner_of(other_case) == crate
     assert "another letter case" in index.notes["UCX_CRATE_01"]
+    assert ("UCX_CRATE_01", "note: " + index.notes["UCX_CRATE_01"]) in index.warnings
 
 
 def test_one_convex_hull_per_ucx_follows_unreals_default(addon):
