@@ -535,6 +535,20 @@ class ProxyIndex:
         visual = self._visual.get(name)
         return None if visual is None else visual.name
 
+    def finding_extra(self, object_a, object_b=None) -> dict:
+        """For a finding between the entries named ``object_a`` and ``object_b``: the visual
+        object beside each one that is a Godot body, as ``{"visual_a": …, "visual_b": …}``
+        (only the sides that have one), to merge into the finding's ``extra``."""
+        from .instances import SEPARATOR      # an instance's path: "Shelf_B/Rock-colonly"
+
+        extra = {}
+        for side, name in (("visual_a", object_a), ("visual_b", object_b)):
+            own = name.rsplit(SEPARATOR, 1)[-1] if name else None
+            visual = self.visual_name(own) if own else None
+            if visual is not None:
+                extra[side] = name[:len(name) - len(own)] + visual
+        return extra
+
     def is_part(self, obj) -> bool:
         return obj.name in self._owner
 

@@ -193,6 +193,8 @@ def test_a_godot_convcolonly_body_is_checked_as_a_convex_hull_and_named_as_itsel
     assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Rock-convcolonly")
     assert f.distance == pytest.approx(-0.4)
     assert ProxyIndex().visual_name(f.object_b) == "Rock" == rock.name
+    assert ProxyIndex().finding_extra(f.object_a, f.object_b) == {"visual_b": "Rock"}
+    assert ProxyIndex().finding_extra("Shelf_B/Rock-convcolonly") == {"visual_a": "Shelf_B/Rock"}
     assert stats.objects == 2
     assert body.name in ProxyIndex().notes
 
