@@ -66,6 +66,8 @@ GODOT_SEPARATORS = "-_"
 # gives a sphere. "PLANE" is Godot's WorldBoundaryShape3D: infinite, not checked.
 GODOT_EMPTY_KINDS = {"CUBE": "BOX", "SINGLE_ARROW": "RAY", "IMAGE": "PLANE"}
 GODOT_EMPTY_DEFAULT = "SPHERE"
+# Suffixes without "col" in them (a name with neither is read no further).
+_GODOT_RARE = ("noimp", "rigid", "navmesh", "occonly")
 
 # Blender's duplicate suffix (".001").
 _DUPLICATE = re.compile(r"^(.*?)(\.\d{3,})$")
@@ -203,9 +205,6 @@ def godot_name(name: str, obj_type: str = "MESH", empty_display: str = "", data_
             if godot_has(data_name, suffix):
                 return ProxyName(f"-{suffix} (mesh data)", kind, (), "mark")
     return None
-
-
-_GODOT_RARE = ("noimp", "rigid", "navmesh", "occonly")
 
 
 def parse_name(name: str, engine: str = "both", one_hull_per_ucx=None, obj_type: str = "MESH",
