@@ -13,7 +13,7 @@ unregistering what is not registered, changes nothing and raises nothing.
 def classes() -> tuple:
     """Every class the add-on registers, in registration order (property groups before the
     classes that point at them; panels in the order the Sidebar shows them)."""
-    from . import fixes, operators, preferences, properties, ui
+    from . import colliders, fixes, operators, preferences, properties, ui
 
     return (
         preferences.ConvexToolsPreferences,
@@ -43,6 +43,7 @@ def classes() -> tuple:
         ui.CONVEX_UL_level_findings,
         ui.VIEW3D_PT_convex_tools,
         ui.VIEW3D_PT_convex_level,
+        *colliders.CLASSES,
     )
 
 

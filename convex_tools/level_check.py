@@ -44,7 +44,7 @@ from .core.shapes import Transformed
 from . import instances
 from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
                       world_matrix)
-from .proxies import ProxyIndex
+from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
 __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
@@ -85,7 +85,7 @@ class LevelRun:
         # another scene is taken whole.
         everything = (context.view_layer.objects if self.scene == context.scene
                       else self.scene.objects)
-        self.proxies = ProxyIndex()
+        self.proxies = ProxyIndex(**proxy_options(self.scene, engine, one_hull_per_ucx))
         self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
                                                   self.proxies)
         self.clearance = clearance
@@ -319,8 +319,9 @@ def _entries_to_check(objects, collection, ignore, everything, proxies):
     entries, skipped, seen = [], [], set()
 
     def consider(name, obj, placement=None, instancers=()):
-        if obj.type not in GEOMETRY_TYPES:
-            return
+        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None and not (
+                obj.type == 'EMPTY' and obj.name in proxies.excluded):
+            return                       # (a Godot -colonly Empty is a collider)
         owner = proxies.owner_of(obj)
         if owner is not None:            # a proxy or compound child stands for its owner
             obj = owner
@@ -332,6 +333,9 @@ def _entries_to_check(objects, collection, ignore, everything, proxies):
             return
         if obj.name in proxies.orphans:
             skipped.append((name, proxies.orphans[obj.name]))
+            return
+        if obj.name in proxies.excluded:     # left out by the engine's rules, not an error
+            skipped.append((name, "excluded: " + proxies.excluded[obj.name]))
             return
         entries.append(Entry(name, obj, placement, instancers))
 

@@ -24,6 +24,7 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
         layout.operator(fixes.OBJECT_OT_convex_resolve.bl_idname)
         layout.operator(fixes.OBJECT_OT_convex_drop_to_support.bl_idname)
+        layout.operator("object.convex_make_collision", icon='MOD_PHYSICS')
 
 
 def _object_menu(self, context):

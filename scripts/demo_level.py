@@ -479,17 +479,21 @@ class LevelBuilder:
         return column
 
     def proxied_table(self, x, y):
-        """A table whose Unreal collision is two UCX proxies (its top; its four legs, each a
-        loose part), with a crate under it: the table's convex hull would swallow the crate,
-        its collision does not."""
+        """A table whose Unreal collision is five UCX proxies (its top, and each leg: with
+        Unreal's One Convex Hull Per UCX on, as by default, one proxy of four legs would be one
+        hull around them), with a crate under it: the table's convex hull would swallow the
+        crate, its collision does not."""
         top = ((-1.0, -0.5, 0.9), (1.0, 0.5, 1.0))
         legs = [((lx, ly, 0.0), (lx + 0.1, ly + 0.1, 0.9)) for lx in (-1.0, 0.9)
                 for ly in (-0.5, 0.4)]
         self.mesh_of_boxes("table", [top] + legs)
         self.mesh_of_boxes("table_top", [top])
-        self.mesh_of_boxes("table_legs", legs)
+        proxies = [("UCX_Table_01", "table_top")]
+        for k, leg in enumerate(legs):
+            self.mesh_of_boxes(f"table_leg_{k}", [leg])
+            proxies.append((f"UCX_Table_{k + 2:02d}", f"table_leg_{k}"))
         table = self.set_piece("Table", "table", (x, y, 0.0))
-        for name, mesh in (("UCX_Table_01", "table_top"), ("UCX_Table_02", "table_legs")):
+        for name, mesh in proxies:
             proxy = self.set_piece(name, mesh, collection=self.pieces)
             proxy.parent = table
             proxy.display_type = 'WIRE'
