@@ -27,6 +27,7 @@ no object is skipped, with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
 import time
@@ -85,7 +86,13 @@ class LevelRun:
         # another scene is taken whole.
         everything = (context.view_layer.objects if self.scene == context.scene
                       else self.scene.objects)
-        self.proxies = ProxyIndex(**proxy_options(self.scene, engine, one_hull_per_ucx))
+        self.rules = load_rules(rules, self.scene)
+        self.warnings = list(self.rules.warnings)
+        # Whose proxy naming: the flag, else the rules file's [defaults], else the scene's.
+        self.proxies = ProxyIndex(**proxy_options(
+            self.scene, engine or self.rules.defaults["engine"],
+            one_hull_per_ucx if one_hull_per_ucx is not None
+            else self.rules.defaults["one_hull_per_ucx"]))
         self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
                                                   self.proxies)
         self.clearance = clearance
@@ -106,8 +113,6 @@ class LevelRun:
             if value is not None:
                 core_level._non_negative(label, value)
         core_level._pair_patterns(ignore_pairs)
-        self.rules = load_rules(rules, self.scene)
-        self.warnings = list(self.rules.warnings)
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
         self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
@@ -179,7 +184,15 @@ class LevelRun:
 
     @property
     def findings(self) -> list:
-        return [] if self.check is None else self.check.findings
+        """The check's findings; one with a Godot body names the visual object beside it
+        (``visual_a``/``visual_b``)."""
+        found = [] if self.check is None else self.check.findings
+        out = []
+        for f in found:
+            extra = self.proxies.finding_extra(f.object_a, f.object_b)
+            out.append(dataclasses.replace(f, extra={**(f.extra or {}), **extra})
+                       if extra else f)
+        return out
 
     @property
     def stats(self) -> Stats:

@@ -199,6 +199,8 @@ def test_godot_colonly_makes_a_body_of_its_own_beside_the_visual(addon):
     ((f),) = findings
     # A -colonly mesh is a trimesh static body: the lamp resting 0.2 into its top is sunk.
     assert (f.kind, f.object_a, f.object_b) == ("sunk", "Lamp", "Barrel-colonly.002")
+    # The report names the visual object beside the Godot body.
+    assert f.to_dict()["visual_b"] == "Barrel.002"
     assert skipped["Barrel.002"].startswith("excluded: the visual of 'Barrel-colonly.002'")
 
 
