@@ -439,16 +439,22 @@ def _tile(ctx: _Context, tx: int, ty: int) -> dict:
     j0, j1 = ty * TILE_CELLS, min((ty + 1) * TILE_CELLS, g.ny)
     hi0, hi1, hj0, hj1 = max(i0 - 1, 0), min(i1 + 1, g.nx), max(j0 - 1, 0), min(j1 + 1, g.ny)
     box = (hi0, hi1, hj0, hj1)
-    samples = _surfaces(ctx, box)
+    samples, surface_cells = _surfaces(ctx, box)
     _standable(ctx, box, samples)
     edges = _links(ctx, box, (i0, i1, j0, j1), samples)
     width = hi1 - hi0
-    lx, ly = samples["cell"] % width + hi0, samples["cell"] // width + hj0
-    own = (lx >= i0) & (lx < i1) & (ly >= j0) & (ly < j1)
+
+    def owned(local):
+        lx, ly = local % width + hi0, local // width + hj0
+        return (lx >= i0) & (lx < i1) & (ly >= j0) & (ly < j1), ly * g.nx + lx
+
+    own, cell = owned(samples["cell"])
     out = {key: value[own] for key, value in samples.items()
            if key != "cell" and not key.startswith("near_")}
-    out["cell"] = (ly * g.nx + lx)[own]
+    out["cell"] = cell[own]
     out.update(edges)
+    own, cell = owned(surface_cells)
+    out["surface_cells"] = cell[own]
     return out
 
 
@@ -503,6 +509,7 @@ def _surfaces(ctx, box) -> dict:
     up = ctx.walk_piece[rows] & (nz >= ctx.cos_slope - SLOPE_SLACK)
     t_up = p.tri_nz[t_rows] >= ctx.cos_slope - SLOPE_SLACK
     cand_cell = np.concatenate([cells[up], t_cells[t_up]])
+    surface_cells = np.unique(cand_cell)
     cand_z = np.concatenate([top[up], tz[t_up]])
     cand_piece = np.concatenate([rows[up], p.tri_piece[t_rows[t_up]]])
     # Blocking spans, by cell.
@@ -536,7 +543,7 @@ def _surfaces(ctx, box) -> dict:
     column_free[sample[in_column]] = False
     sx, sy = _cell_centres(g, box, cand_cell)
     return {"cell": cand_cell, "x": sx, "y": sy, "z": cand_z, "piece": cand_piece,
-            "column_free": column_free}
+            "column_free": column_free}, surface_cells
 
 
 def _clip_solids(p, rows, x, y):
@@ -722,28 +729,36 @@ def _standable(ctx, box, s) -> None:
     overhead = ~s["standable"] & ~any_low
     s["headroom"] = overhead
     s["narrow"] = ~s["standable"] & any_low & s["column_free"]
-    clearance = np.full(n, np.inf)
-    np.minimum.at(clearance, sample[blocked], p.lower[piece[blocked], 2] - z[blocked])
-    s["clearance"] = clearance
-    # The two nearest blocking pieces of each blocked sample.
-    b_sample, b_piece, b_room = sample[blocked], piece[blocked], room[blocked]
-    b_dir = direction[blocked]
-    order = np.lexsort((b_piece, b_room, b_sample))
-    b_sample, b_piece, b_room, b_dir = b_sample[order], b_piece[order], b_room[order], \
-        b_dir[order]
-    first = np.flatnonzero(np.r_[True, b_sample[1:] != b_sample[:-1]]) if len(b_sample) \
-        else np.zeros(0, dtype=np.int64)
+    # Headroom: the lowest blocking piece's height above the surface, and that piece.
+    head = p.lower[piece, 2] - z
+    order = np.lexsort((piece[blocked], head[blocked], sample[blocked]))
+    h_sample = sample[blocked][order]
+    first = _firsts(h_sample)
+    s["clearance"] = np.full(n, np.inf)
+    s["head_piece"] = np.full(n, -1)
+    s["clearance"][h_sample[first]] = head[blocked][order][first]
+    s["head_piece"][h_sample[first]] = piece[blocked][order][first]
+    # Width: the two nearest pieces (blocking, or within the band) of each sample; a pinch
+    # when they lie on opposite sides and the room between them is less than 2r.
+    measured = blocked | (distance < ctx.band)
+    m_sample, m_piece, m_room = sample[measured], piece[measured], room[measured]
+    m_dir = direction[measured]
+    order = np.lexsort((m_piece, m_room, m_sample))
+    m_sample, m_piece, m_room, m_dir = m_sample[order], m_piece[order], m_room[order], \
+        m_dir[order]
+    first = _firsts(m_sample)
     block_a, block_b = np.full(n, -1), np.full(n, -1)
     s["room"] = np.full(n, np.inf)
     pinch = np.zeros(n, dtype=bool)
-    block_a[b_sample[first]] = b_piece[first]
-    s["room"][b_sample[first]] = b_room[first]
+    block_a[m_sample[first]] = m_piece[first]
+    s["room"][m_sample[first]] = m_room[first]
     second = first + 1
-    has_second = second < len(b_sample)
-    has_second[has_second] = b_sample[second[has_second]] == b_sample[first[has_second]]
+    has_second = second < len(m_sample)
+    has_second[has_second] = m_sample[second[has_second]] == m_sample[first[has_second]]
     f2, s2 = first[has_second], second[has_second]
-    block_b[b_sample[f2]] = b_piece[s2]
-    pinch[b_sample[f2]] = (b_dir[f2] * b_dir[s2]).sum(axis=1) < PINCH_COS
+    block_b[m_sample[f2]] = m_piece[s2]
+    pinch[m_sample[f2]] = (((m_dir[f2] * m_dir[s2]).sum(axis=1) < PINCH_COS)
+                           & (m_room[f2] + m_room[s2] < 2.0 * agent.radius))
     s["block_a"], s["block_b"], s["pinch"] = block_a, block_b, pinch
     # Pieces within the band of standable samples (those a link from them could meet).
     near = ~blocked & (distance < ctx.band)
@@ -751,6 +766,13 @@ def _standable(ctx, box, s) -> None:
     s["near_sample"] = sample[near][order]
     s["near_piece"] = piece[near][order]
     s["near_distance"] = distance[near][order]
+
+
+def _firsts(sorted_keys):
+    """Positions of the first row of each run of equal keys."""
+    if not len(sorted_keys):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
 
 
 def _links(ctx, box, own, s) -> dict:
@@ -836,7 +858,7 @@ def _link_hulls(ctx, s, a, b):
 class TraversalResult:
     """What ``check_traversal`` found (see the module doc for every field)."""
 
-    def __init__(self, agent, grid, samples, names, starts, unplaced, findings, stats):
+    def __init__(self, agent, grid, samples, surface, names, starts, unplaced, findings, stats):
         self.agent = agent
         self.origin = (grid.x0, grid.y0)
         self.cell = grid.c
@@ -850,6 +872,7 @@ class TraversalResult:
         self.sample_object = samples["object"]
         self.standable = samples["standable"]
         self.reachable = samples["reachable"]
+        self.surface = surface          # (nx·ny,) a walkable surface, covered or not
         self.cell_start = np.searchsorted(self.sample_cell, np.arange(grid.nx * grid.ny + 1))
         self.names = list(names)
         self.starts = starts
@@ -903,7 +926,7 @@ def check_traversal(shapes, names, walkable, blocks_agent, agent: Agent | None =
     tiles = _run_tiles(ctx, jobs, progress)
     stats["times"]["tiles"] = time.perf_counter() - t1
     t2 = time.perf_counter()
-    samples, edges = _join(tiles, grid)
+    samples, edges, surface = _join(tiles, grid)
     del tiles
     samples["object"] = pieces.owner[samples["piece"]]
     starts_ids, unplaced = _place_starts(samples, grid, agent, start_points)
@@ -916,7 +939,8 @@ def check_traversal(shapes, names, walkable, blocks_agent, agent: Agent | None =
     stats["samples"] = len(samples["z"])
     stats["links"] = int(np.count_nonzero(edges["kind"] == LINK))
     stats["times"]["graph"] = time.perf_counter() - t2
-    return TraversalResult(agent, grid, samples, names, starts_ids, unplaced, findings, stats)
+    return TraversalResult(agent, grid, samples, surface, names, starts_ids, unplaced,
+                           findings, stats)
 
 
 def _flags(name, value, n):
@@ -989,7 +1013,7 @@ def _run_tiles(ctx, jobs, progress):
 
 def _join(tiles, grid):
     """All tiles' samples in (cell, z) order, and their edges by sample index."""
-    keys = [k for k in tiles[0] if not k.startswith("edge_") and not k.startswith("near_")]
+    keys = [k for k in tiles[0] if not k.startswith("edge_") and k != "surface_cells"]
     samples = {k: np.concatenate([t[k] for t in tiles]) for k in keys}
     order = np.argsort(samples["cell"], kind="stable")
     samples = {k: v[order] for k, v in samples.items()}
@@ -998,7 +1022,9 @@ def _join(tiles, grid):
     edges = {"a": start[cat["edge_a_cell"]] + cat["edge_a_rank"],
              "b": start[cat["edge_b_cell"]] + cat["edge_b_rank"],
              "kind": cat["edge_kind"], "dz": cat["edge_dz"]}
-    return samples, edges
+    surface = np.zeros(grid.nx * grid.ny, dtype=bool)
+    surface[np.concatenate([t["surface_cells"] for t in tiles])] = True
+    return samples, edges, surface
 
 
 def _edges_of(edges, samples, kinds):
@@ -1163,9 +1189,10 @@ def _passage_reasons(ctx, s, edges, region, names, why):
             oa, ob = ctx.pieces.owner[pa_], ctx.pieces.owner[pb_]
             na, nb = sorted((names[oa], names[ob]))
             kind, extra = NARROW, {"width": width}
+            members = pinched
         else:
             best = members[np.argmax(s["clearance"][members])]
-            piece = int(s["block_a"][best])
+            piece = int(s["head_piece"][best])
             na, nb = names[ctx.pieces.owner[piece]], None
             kind, extra = LOW_HEADROOM, {"clearance": float(s["clearance"][best])}
         done.add(r)
@@ -1192,12 +1219,14 @@ def _map_scale(result, cell_pixels, max_size):
 def map_image(result: TraversalResult, cell_pixels: int = 1, max_size: int | None = None):
     """The top-down map of ``result`` as an (H, W, 3) uint8 RGB image, north (+y) up: per cell
     the best of its surfaces — reachable (green), standable but unreachable (orange), a walkable
-    surface where the agent cannot stand (red) — or no surface (dark grey); starts white.
+    surface where the agent cannot stand or that a blocking solid covers (red: under walls and
+    props too) — or no walkable surface (dark grey); starts white.
     ``cell_pixels`` pixels per cell; ``max_size`` caps the larger side in cells (every k-th cell
     is drawn, k the smallest that fits)."""
     k, step = _map_scale(result, cell_pixels, max_size)
     nx, ny = result.shape
-    state = np.zeros(nx * ny, dtype=np.int8)      # 0 empty, 1 blocked, 2 unreachable, 3 reach
+    # 0 no walkable surface, 1 walkable but blocked or covered, 2 unreachable, 3 reachable
+    state = result.surface.astype(np.int8)
     cell = result.sample_cell
     value = np.where(result.reachable, 3, np.where(result.standable, 2, 1)).astype(np.int8)
     np.maximum.at(state, cell, value)
