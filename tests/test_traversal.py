@@ -407,3 +407,15 @@ def test_curved_walkable_tops_and_spheres():
     dome = res.sample_z > 0.1
     assert np.any((np.abs(ring - 0.5) < 0.05) & dome)
     assert not np.any((ring > 0.9) & dome)
+
+
+def test_placed_shapes_as_the_blender_layer_passes_them():
+    from convex_tools.core.placement import Placed
+    lvl = walled_floor(4.0, 4.0)
+    m = np.eye(4)
+    m[:3, 3] = (2.0, 2.0, 0.5)
+    lvl.add(Placed(Box((0.5, 0.5, 0.5)), m), "Crate")
+    res = lvl.check([(0.5, 0.5, 0.0)])
+    # The crate covers the floor under it, and the capsule keeps r from it.
+    near = (np.abs(res.sample_x - 2.0) < 0.5 + R - C) & (np.abs(res.sample_y - 2.0) < 0.5 + R - C)
+    assert not res.standable[near].any() and res.reachable.any()

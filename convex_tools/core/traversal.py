@@ -95,8 +95,8 @@ from .compound import Compound, ConcaveShape
 from .hull import Hull
 from .level import (LOW_HEADROOM, NARROW, STEP, UNREACHABLE, Finding, _can_fork,
                     default_jobs)
-from .placement import (B00, C0, C1, C2, HULL, HX, HZ, N_PARAMS, OTHER, POLY, Placed,
-                        PoseTable)
+from .placement import (B00, C0, C1, C2, HX, HZ, N_PARAMS, OTHER, POLY, LazyShapes, Placed,
+                        PoseTable, split_poses)
 from .shapes import (Box, Capsule, ConvexHullOf, Point, Rectangle, Segment, Transformed,
                      translated)
 from .trimesh import Triangle, TriangleMesh
@@ -210,40 +210,31 @@ class _Pieces:
     piece the inverse linear map and translation) and the flat triangles (``tri_*``)."""
 
     def __init__(self, shapes):
-        inners, index, matrices, owner, convex = [], [], [], [], []
-        seen = {}
+        owner, convex = [], []
         tri_corners, tri_owner, tri_normals = [], [], []
         for k, shape in enumerate(shapes):
-            if isinstance(shape, Placed):
-                shape = shape.make()
+            if isinstance(shape, Placed):         # (a posed convex shape, made on need)
+                convex.append(shape)
+                owner.append(k)
+                continue
             if isinstance(shape, TriangleMesh):
                 tri_corners.append(shape.vertices[shape.triangles])
                 tri_normals.append(shape.normals)
                 tri_owner.append(np.full(len(shape), k))
                 continue
-            parts = shape.parts if isinstance(shape, Compound) else (shape,)
             if isinstance(shape, ConcaveShape) and not isinstance(shape, Compound):
                 raise ValueError(f"shapes[{k}] is a {type(shape).__name__}: only convex shapes, "
                                  f"Compound and TriangleMesh are supported")
+            parts = shape.parts if isinstance(shape, Compound) else (shape,)
             for part in parts:
-                part = validation.shape(f"shapes[{k}]", part)
-                if isinstance(part, Transformed):
-                    inner, matrix = part.shape, part.matrix
-                else:
-                    inner, matrix = part, np.eye(4)
-                u = seen.get(id(inner))
-                if u is None:
-                    u = seen[id(inner)] = len(inners)
-                    inners.append(inner)
-                index.append(u)
-                matrices.append(matrix)
+                convex.append(validation.shape(f"shapes[{k}]", part))
                 owner.append(k)
-                convex.append(part)
+        inners, index, conv_m = split_poses(convex)
         n_convex = len(convex)
         corners = (np.concatenate(tri_corners) if tri_corners else np.zeros((0, 3, 3)))
         normals = (np.concatenate(tri_normals) if tri_normals else np.zeros((0, 3)))
         self.n_convex = n_convex
-        self.convex = convex
+        self.convex = LazyShapes(convex)
         self.mesh_corners = corners
         self.owner = np.asarray(owner + (np.concatenate(tri_owner).tolist() if tri_owner else []),
                                 dtype=np.int64)
@@ -256,7 +247,6 @@ class _Pieces:
         tri_matrices[:, :3, 2] = normals
         tri_matrices[:, :3, 3] = corners[:, 0]
         tri_matrices[:, 3, 3] = 1.0
-        conv_m = np.stack(matrices) if matrices else np.zeros((0, 4, 4))
         all_index = np.concatenate([np.asarray(index, dtype=np.int64),
                                     np.full(len(corners), len(inners), dtype=np.int64)])
         self.table = PoseTable.from_poses(inners + [unit], all_index,
@@ -267,10 +257,10 @@ class _Pieces:
         if len(batched):
             lower[batched], upper[batched] = self.table.aabbs(batched)
         for p in np.flatnonzero(self.table.family[:n_convex] == OTHER).tolist():
-            lower[p], upper[p] = convex[p].aabb()
+            lower[p], upper[p] = self.convex[p].aabb()
         lower[n_convex:], upper[n_convex:] = corners.min(axis=1), corners.max(axis=1)
         self.lower, self.upper = lower, upper
-        self._columns(inners, np.asarray(index, dtype=np.int64), conv_m, corners, normals)
+        self._columns(inners, index, conv_m, corners, normals)
 
     def _columns(self, inners, index, matrices, mesh_corners, mesh_normals):
         """What the vertical lines meet: solid pieces as planes in their own frame (grouped by
