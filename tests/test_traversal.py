@@ -419,3 +419,21 @@ def test_placed_shapes_as_the_blender_layer_passes_them():
     # The crate covers the floor under it, and the capsule keeps r from it.
     near = (np.abs(res.sample_x - 2.0) < 0.5 + R - C) & (np.abs(res.sample_y - 2.0) < 0.5 + R - C)
     assert not res.standable[near].any() and res.reachable.any()
+
+
+def test_surface_heights_on_a_rotated_box_are_its_top_plane():
+    from convex_tools.core import posed
+    angle = math.radians(20.0)
+    rot = np.array([[math.cos(angle), 0, -math.sin(angle)], [0, 1, 0],
+                    [math.sin(angle), 0, math.cos(angle)]])
+    ramp = posed(Box((2.0, 1.0, 0.1)), rotation=rot, translation=(3.0, 1.5, 0.5))
+    lvl = Level().add(ramp, "Ramp", walk=True)
+    res = lvl.check([])
+    # The top face: normal R·(0, 0, 1), through the centre + 0.1 along it.
+    n = rot @ np.array([0.0, 0.0, 1.0])
+    p0 = np.array([3.0, 1.5, 0.5]) + 0.1 * n
+    expected = p0[2] - (n[0] * (res.sample_x - p0[0]) + n[1] * (res.sample_y - p0[1])) / n[2]
+    assert len(res.sample_z) > 100
+    # (Away from the top's edges, where the line meets the end faces instead.)
+    inner = np.abs(res.sample_x - 3.0) < 1.5
+    assert np.allclose(res.sample_z[inner], expected[inner], atol=1e-12)

@@ -795,7 +795,9 @@ def _links(ctx, box, own, s) -> dict:
     dz = z[b] - z[a]
     both = s["standable"][a] & s["standable"][b]
     small = np.abs(dz) <= agent.max_step
-    keep = small | (both & (np.abs(dz) <= agent.height))
+    # (OPEN edges matter only between samples a reason can relax: standable, narrow, headroom.)
+    relaxable = s["standable"] | s["narrow"] | s["headroom"]
+    keep = (small & relaxable[a] & relaxable[b]) | (both & (np.abs(dz) <= agent.height))
     a, b, dz, both, small = a[keep], b[keep], dz[keep], both[keep], small[keep]
     kind = np.full(len(a), OPEN, dtype=np.int8)
     kind[both & ~small] = STEP_EDGE

@@ -10,7 +10,8 @@ the density and cell and shrink the side.
 
 Each size runs in a fresh process (so that its peak memory is its own): the columns are the
 check's wall time (``check_traversal``, level built beforehand), µs per cell, the peak resident
-memory of the process and per cell, the surfaces, links, findings, and the time of the tiles
+memory (of the process or a worker, Python and numpy included) and what the check added to the
+process per cell, the surfaces, links, findings, and the time of the tiles
 (surfaces, capsules, links) and of the graph (components, findings). ``jobs`` is one process per
 core. Numbers on a shared machine are noisy (±20 %).
 
@@ -162,9 +163,11 @@ def run(args):
                              capture_output=True, text=True, check=True,
                              env=dict(os.environ, PYTHONPATH=ROOT))
         m = json.loads(out.stdout.strip().splitlines()[-1])
-        # Peak of this process or of a worker (each holds the level and its own tiles).
+        # Peak of this process or of a worker (each holds the level and its own tiles); per
+        # cell, what the check added to the process holding the level.
         peak_mb = max(m["rss_kb"], m["child_kb"]) / 1024.0
+        added = max(m["rss_kb"] - m["before_kb"], 0) * 1024.0
         print(f"{m['cells']:>10,} {m['props']:>7,} {m['time']:>7.1f} "
               f"{1e6 * m['time'] / m['cells']:>8.1f} {m['tiles']:>8.1f} {m['graph']:>8.1f} "
-              f"{peak_mb:>8.0f} {peak_mb * 2**20 / m['cells']:>7.0f} {m['samples']:>9,} "
+              f"{peak_mb:>8.0f} {added / m['cells']:>7.0f} {m['samples']:>9,} "
               f"{m['links']:>9,} {m['findings']:>8,}", flush=True)
