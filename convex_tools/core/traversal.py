@@ -60,8 +60,9 @@ Public functions:
   min_area=1.0, bounds=None, origin=None, jobs=1, progress=None) -> TraversalResult``: the
   check. ``shapes``: world-space core shapes (convex, ``Compound``, ``TriangleMesh``);
   ``walkable``/``blocks_agent``: one bool per shape (a sequence, or one bool for all);
-  ``starts``: points (x, y, z) (a start stands on the highest standable surface at most s above
-  it within r of it); ``bounds``: ((x0, y0), (x1, y1)) of the grid (default: the walkable
+  ``starts``: points (x, y, z) (a start stands on the standable surface nearest to it within r
+  horizontally, at most s above it and at most h below it; the highest of those in one cell;
+  a start with none is listed in ``unplaced_starts``); ``bounds``: ((x0, y0), (x1, y1)) of the grid (default: the walkable
   shapes' boxes); ``origin``: a point the cell corners are aligned to (default: the bounds'
   lower corner); ``progress(done, total)`` after each tile.
 - ``TraversalResult``: ``cell_x``/``cell_y`` (centres), ``heights(ix, iy)``, the samples as

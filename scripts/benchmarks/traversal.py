@@ -153,7 +153,7 @@ def run(args):
     sizes = QUICK_SIZES if args.quick else SIZES
     print(f"generated level: 10 m rooms with doorways, a platform and a beam per 20 m, "
           f"{PROPS_PER_M2:g} prop per m²; cell {CELL} m; jobs: one per core")
-    print(f"{'cells':>10} {'props':>7} {'time s':>7} {'µs/cell':>8} {'tiles s':>8} "
+    print(f"{'cells':>10} {'objects':>7} {'time s':>7} {'µs/cell':>8} {'tiles s':>8} "
           f"{'graph s':>8} {'peak MB':>8} {'B/cell':>7} {'surfaces':>9} {'links':>9} "
           f"{'findings':>8}")
     scripts = os.path.dirname(HERE)
