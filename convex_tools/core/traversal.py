@@ -1081,12 +1081,21 @@ def _findings(ctx, s, edges, label, names, min_area):
     region = np.full(len(label), -1)
     in_big = unreached & np.isin(label, big)
     region[in_big] = np.searchsorted(big, label[in_big])
-    found = [_unreachable(ctx, s, np.flatnonzero(region == r), names)
-             for r in range(len(big))]
-    found += _step_reasons(ctx, s, edges, region, names)
-    found += _passage_reasons(ctx, s, edges, region, names, "narrow")
-    found += _passage_reasons(ctx, s, edges, region, names, "headroom")
+    rows_of = _grouped(region, len(big))
+    found = [_unreachable(ctx, s, rows_of(r), names) for r in range(len(big))]
+    found += _step_reasons(ctx, s, edges, region, rows_of, names)
+    found += _passage_reasons(ctx, s, edges, region, rows_of, names, "narrow")
+    found += _passage_reasons(ctx, s, edges, region, rows_of, names, "headroom")
     return sorted(found, key=Finding.sort_key)
+
+
+def _grouped(keys, count):
+    """A function giving the rows whose key is g, for g in range(count) (keys < 0: none),
+    from one sort."""
+    rows = np.flatnonzero(keys >= 0)
+    order = rows[np.argsort(keys[rows], kind="stable")]
+    start = np.searchsorted(keys[order], np.arange(count + 1))
+    return lambda g: order[start[g]:start[g + 1]]
 
 
 def _region_box(ctx, s, rows):
@@ -1115,7 +1124,7 @@ def _unreachable(ctx, s, rows, names):
                    extra={"cells": int(len(rows))})
 
 
-def _step_reasons(ctx, s, edges, region, names):
+def _step_reasons(ctx, s, edges, region, rows_of, names):
     """A ``step`` finding per region with a step edge to a reachable sample: the lowest."""
     steps = edges["kind"] == STEP_EDGE
     a, b, dz = edges["a"][steps], edges["b"][steps], edges["dz"][steps]
@@ -1135,7 +1144,7 @@ def _step_reasons(ctx, s, edges, region, names):
     for k in first.tolist():
         lo, hi = (src[k], dst[k]) if s["z"][src[k]] <= s["z"][dst[k]] else (dst[k], src[k])
         o_hi, o_lo = s["object"][hi], s["object"][lo]
-        rows = np.flatnonzero(region == reg[k])
+        rows = rows_of(reg[k])
         point = 0.5 * (_point(s, src[k]) + _point(s, dst[k]))
         out.append(Finding(names[o_hi], names[o_lo] if o_lo != o_hi else None, STEP, None,
                            None, None, objects=tuple(sorted({names[o_hi], names[o_lo]})),
@@ -1145,7 +1154,7 @@ def _step_reasons(ctx, s, edges, region, names):
     return out
 
 
-def _passage_reasons(ctx, s, edges, region, names, why):
+def _passage_reasons(ctx, s, edges, region, rows_of, names, why):
     """``narrow`` or ``low_headroom`` findings: components of samples blocked only by width
     (or only by height), joined by edges within max_step, that touch both a reachable sample
     and a reported region; per region the passage's best sample (the pinched one with the
@@ -1165,12 +1174,13 @@ def _passage_reasons(ctx, s, edges, region, names, why):
     into = region[other] >= 0
     pairs = np.unique(np.stack((passage[into], region[other][into]), axis=1), axis=0)
     pairs = pairs[np.isin(pairs[:, 0], touches_reach)]
+    members_of = _grouped(np.where(node, label, -1), len(node))
     out = []
     done = set()
     for q, r in pairs.tolist():
         if r in done:
             continue
-        members = np.flatnonzero((label == q) & node)
+        members = members_of(q)
         if why == "narrow":
             pinched = members[s["pinch"][members]]
             if not len(pinched):
@@ -1189,7 +1199,7 @@ def _passage_reasons(ctx, s, edges, region, names, why):
             na, nb = names[ctx.pieces.owner[piece]], None
             kind, extra = LOW_HEADROOM, {"clearance": float(s["clearance"][best])}
         done.add(r)
-        rows = np.flatnonzero(region == r)
+        rows = rows_of(r)
         objs = tuple(sorted({na} | ({nb} if nb else set())))
         out.append(Finding(na, nb, kind, None, None, None, objects=objs,
                            point=_point(s, best), area=float(len(rows) * ctx.agent.cell ** 2),
