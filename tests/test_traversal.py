@@ -437,3 +437,23 @@ def test_surface_heights_on_a_rotated_box_are_its_top_plane():
     # (Away from the top's edges, where the line meets the end faces instead.)
     inner = np.abs(res.sample_x - 3.0) < 1.5
     assert np.allclose(res.sample_z[inner], expected[inner], atol=1e-12)
+
+
+def test_a_step_well_above_max_step_is_the_reason_though_the_capsule_keeps_off_its_edge():
+    # A 0.6 m platform: the capsule's bottom meets its edge 0.29 m away (√(r² − (r + s −
+    # 0.6)²)), so no standable floor cell neighbours a platform cell; the reason is still the
+    # step, 0.6 high.
+    lvl = walled_floor(8.0, 4.0)
+    lvl.add(box((4.0, 0, 0), (8.0, 4.0, 0.6)), "Platform", walk=True)
+    res = lvl.check([(1.0, 2.0, 0.0)])
+    assert kinds(res) == [STEP, UNREACHABLE]
+    (step,) = [f for f in res.findings if f.kind == STEP]
+    assert step.extra["height"] == pytest.approx(0.6, abs=1e-9)
+    assert step.object_a == "Platform"
+
+
+def test_a_wall_taller_than_the_agent_is_no_step():
+    lvl = walled_floor(8.0, 4.0)
+    lvl.add(box((4.0, 0, 0), (8.0, 4.0, H + 0.2)), "Roof", walk=True)
+    res = lvl.check([(1.0, 2.0, 0.0)])
+    assert kinds(res) == [UNREACHABLE]

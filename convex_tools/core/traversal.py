@@ -720,6 +720,11 @@ def _standable(ctx, box, s) -> None:
     overhead = ~s["standable"] & ~any_low
     s["headroom"] = overhead
     s["narrow"] = ~s["standable"] & any_low & s["column_free"]
+    # Blocked only by a step: every blocking piece reaches below z + s and ends below z + h
+    # (the agent could climb onto it if steps were higher).
+    stepish = low & (p.upper[piece, 2] <= z + agent.height)
+    s["step"] = ~s["standable"] & (np.bincount(sample[stepish], minlength=n)
+                                   == np.bincount(sample[blocked], minlength=n))
     # Headroom: the lowest blocking piece's height above the surface, and that piece.
     head = p.lower[piece, 2] - z
     order = np.lexsort((piece[blocked], head[blocked], sample[blocked]))
@@ -769,7 +774,8 @@ def _firsts(sorted_keys):
 def _links(ctx, box, own, s) -> dict:
     """Edges from the samples of the tile's own cells to those of their neighbours (E, N, NE,
     NW): kind LINK / LINK_BLOCKED (standable ends within max_step; the hull of the two capsules
-    tested), STEP_EDGE (standable ends, higher than max_step, at most the agent's height) or
+    tested), STEP_EDGE (ends standable or blocked only by a step, higher than max_step, at
+    most the agent's height) or
     OPEN (within max_step, an end not standable: for the reasons). Ends as (cell, rank)."""
     g, agent = ctx.grid, ctx.agent
     hi0, hi1, hj0, hj1 = box
@@ -796,12 +802,14 @@ def _links(ctx, box, own, s) -> dict:
     dz = z[b] - z[a]
     both = s["standable"][a] & s["standable"][b]
     small = np.abs(dz) <= agent.max_step
-    # (OPEN edges matter only between samples a reason can relax: standable, narrow, headroom.)
-    relaxable = s["standable"] | s["narrow"] | s["headroom"]
-    keep = (small & relaxable[a] & relaxable[b]) | (both & (np.abs(dz) <= agent.height))
-    a, b, dz, both, small = a[keep], b[keep], dz[keep], both[keep], small[keep]
+    # (Other edges matter only between samples a reason can relax.)
+    relaxable = s["standable"] | s["narrow"] | s["headroom"] | s["step"]
+    climbable = s["standable"] | s["step"]
+    step = ~small & climbable[a] & climbable[b] & (np.abs(dz) <= agent.height)
+    keep = (small & relaxable[a] & relaxable[b]) | step
+    a, b, dz, both, small, step = a[keep], b[keep], dz[keep], both[keep], small[keep], step[keep]
     kind = np.full(len(a), OPEN, dtype=np.int8)
-    kind[both & ~small] = STEP_EDGE
+    kind[step] = STEP_EDGE
     test = np.flatnonzero(both & small)
     kind[test] = LINK
     if len(test):
@@ -1125,20 +1133,31 @@ def _unreachable(ctx, s, rows, names):
 
 
 def _step_reasons(ctx, s, edges, region, rows_of, names):
-    """A ``step`` finding per region with a step edge to a reachable sample: the lowest."""
-    steps = edges["kind"] == STEP_EDGE
-    a, b, dz = edges["a"][steps], edges["b"][steps], edges["dz"][steps]
-    reach = s["reachable"]
-    # Orient each edge from the reachable end to the region's end.
-    fwd = reach[a] & (region[b] >= 0)
-    back = reach[b] & (region[a] >= 0)
+    """A ``step`` finding per region reached from a reachable sample over one step higher than
+    max_step: the samples standable or blocked only by a step, joined by the edges within
+    max_step, make *flats*; a step edge from a flat holding a reachable sample to a flat
+    holding the region's samples is its reason (the lowest such step)."""
+    node = s["standable"] | s["step"]
+    kind, a, b = edges["kind"], edges["a"], edges["b"]
+    flat_edge = (kind != STEP_EDGE) & node[a] & node[b]
+    flat = _components(len(node), a[flat_edge], b[flat_edge])
+    reach_flat = np.zeros(len(node), dtype=bool)
+    reach_flat[flat[s["reachable"]]] = True
+    # The region of each flat that holds one (the first by region index, when several).
+    flat_region = np.full(len(node), -1)
+    inside = np.flatnonzero(region >= 0)[::-1]
+    flat_region[flat[inside]] = region[inside]
+    steps = kind == STEP_EDGE
+    a, b, dz = a[steps], b[steps], edges["dz"][steps]
+    fwd = reach_flat[flat[a]] & (flat_region[flat[b]] >= 0)
+    back = reach_flat[flat[b]] & (flat_region[flat[a]] >= 0)
     src = np.concatenate([a[fwd], b[back]])
     dst = np.concatenate([b[fwd], a[back]])
     height = np.abs(np.concatenate([dz[fwd], dz[back]]))
     out = []
     if not len(src):
         return out
-    reg = region[dst]
+    reg = flat_region[flat[dst]]
     order = np.lexsort((dst, src, height, reg))
     first = order[np.r_[True, reg[order][1:] != reg[order][:-1]]]
     for k in first.tolist():
