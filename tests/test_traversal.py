@@ -457,3 +457,17 @@ def test_a_wall_taller_than_the_agent_is_no_step():
     lvl.add(box((4.0, 0, 0), (8.0, 4.0, H + 0.2)), "Roof", walk=True)
     res = lvl.check([(1.0, 2.0, 0.0)])
     assert kinds(res) == [UNREACHABLE]
+
+
+def test_shapes_the_batch_has_no_family_for_are_measured_by_the_single_query():
+    # A rounded crate as a Minkowski sum (box ⊕ sphere, 1.3 across) fills a 1.5 m corridor up
+    # to 0.1 from each wall: blocked; its surface heights come from its support points.
+    from convex_tools.core.shapes import MinkowskiSum
+    lvl = walled_floor(10.0, 1.5)
+    crate = translated(MinkowskiSum(Box((0.5, 0.5, 0.4)), Sphere(0.15)), (5.0, 0.75, 0.55))
+    lvl.add(crate, "RoundCrate", walk=True)
+    res = lvl.check([(1.0, 0.75, 0.0)])
+    assert not reaches(res, 9.0, 0.75)
+    top = (np.abs(res.sample_x - 5.0) < 0.3) & (np.abs(res.sample_y - 0.75) < 0.3)
+    # (Within the facets' sagitta: 0.5 % of its size, FACET_DIRECTIONS.)
+    assert res.sample_z[top] == pytest.approx(1.1, abs=0.005 * 1.3)
