@@ -441,7 +441,7 @@ def _tile(ctx: _Context, tx: int, ty: int) -> dict:
 
     own, cell = owned(samples["cell"])
     out = {key: value[own] for key, value in samples.items()
-           if key != "cell" and not key.startswith("near_")}
+           if key not in ("cell", "column_free") and not key.startswith("near_")}
     out["cell"] = cell[own]
     out.update(edges)
     own, cell = owned(surface_cells)
@@ -818,11 +818,12 @@ def _links(ctx, box, own, s) -> dict:
     cell = s["cell"]
     ly_a, lx_a = np.divmod(cell[a], width)
     ly_b, lx_b = np.divmod(cell[b], width)
-    return {"edge_a_cell": (ly_a + hj0) * g.nx + lx_a + hi0,
-            "edge_a_rank": a - cell_start[cell[a]],
-            "edge_b_cell": (ly_b + hj0) * g.nx + lx_b + hi0,
-            "edge_b_rank": b - cell_start[cell[b]],
-            "edge_kind": kind, "edge_dz": dz}
+    # (int32: a grid has at most MAX_CELLS cells, a cell a few surfaces.)
+    return {"edge_a_cell": ((ly_a + hj0) * g.nx + lx_a + hi0).astype(np.int32),
+            "edge_a_rank": (a - cell_start[cell[a]]).astype(np.int32),
+            "edge_b_cell": ((ly_b + hj0) * g.nx + lx_b + hi0).astype(np.int32),
+            "edge_b_rank": (b - cell_start[cell[b]]).astype(np.int32),
+            "edge_kind": kind}
 
 
 def _link_hulls(ctx, s, a, b):
@@ -1019,12 +1020,14 @@ def _join(tiles, grid):
     order = np.argsort(samples["cell"], kind="stable")
     samples = {k: v[order] for k, v in samples.items()}
     start = np.searchsorted(samples["cell"], np.arange(grid.nx * grid.ny + 1))
-    cat = {k: np.concatenate([t[k] for t in tiles]) for k in tiles[0] if k.startswith("edge_")}
-    edges = {"a": start[cat["edge_a_cell"]] + cat["edge_a_rank"],
-             "b": start[cat["edge_b_cell"]] + cat["edge_b_rank"],
-             "kind": cat["edge_kind"], "dz": cat["edge_dz"]}
     surface = np.zeros(grid.nx * grid.ny, dtype=bool)
-    surface[np.concatenate([t["surface_cells"] for t in tiles])] = True
+    a, b, kind = [], [], []
+    for t in tiles:             # (tile by tile, each tile's arrays freed as it is joined)
+        surface[t.pop("surface_cells")] = True
+        a.append((start[t.pop("edge_a_cell")] + t.pop("edge_a_rank")).astype(np.int32))
+        b.append((start[t.pop("edge_b_cell")] + t.pop("edge_b_rank")).astype(np.int32))
+        kind.append(t.pop("edge_kind"))
+    edges = {"a": np.concatenate(a), "b": np.concatenate(b), "kind": np.concatenate(kind)}
     return samples, edges, surface
 
 
@@ -1035,16 +1038,16 @@ def _edges_of(edges, samples, kinds):
 
 def _components(n, u, v):
     """Connected-component label of each of ``n`` nodes under the edges (u, v): the smallest
-    node of its component (hooking of roots onto smaller roots, then pointer jumping)."""
-    label = np.arange(n)
+    node of its component (hooking of roots onto smaller roots, then pointer jumping). Edges
+    inside one component are dropped as they appear: they never matter again."""
+    label = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
     for _ in range(MAX_HOOK_ROUNDS):
         lu, lv = label[u], label[v]
         differ = lu != lv
         if not differ.any():
             return label
-        lo = np.minimum(lu[differ], lv[differ])
-        hi = np.maximum(lu[differ], lv[differ])
-        np.minimum.at(label, hi, lo)
+        u, v, lu, lv = u[differ], v[differ], lu[differ], lv[differ]
+        np.minimum.at(label, np.maximum(lu, lv), np.minimum(lu, lv))
         for _ in range(MAX_JUMPS):
             jumped = label[label]
             if np.array_equal(jumped, label):
@@ -1148,7 +1151,8 @@ def _step_reasons(ctx, s, edges, region, rows_of, names):
     inside = np.flatnonzero(region >= 0)[::-1]
     flat_region[flat[inside]] = region[inside]
     steps = kind == STEP_EDGE
-    a, b, dz = a[steps], b[steps], edges["dz"][steps]
+    a, b = a[steps], b[steps]
+    dz = s["z"][b] - s["z"][a]
     fwd = reach_flat[flat[a]] & (flat_region[flat[b]] >= 0)
     back = reach_flat[flat[b]] & (flat_region[flat[a]] >= 0)
     src = np.concatenate([a[fwd], b[back]])
