@@ -471,3 +471,16 @@ def test_shapes_the_batch_has_no_family_for_are_measured_by_the_single_query():
     top = (np.abs(res.sample_x - 5.0) < 0.3) & (np.abs(res.sample_y - 0.75) < 0.3)
     # (Within the facets' sagitta: 0.5 % of its size, FACET_DIRECTIONS.)
     assert res.sample_z[top] == pytest.approx(1.1, abs=0.005 * 1.3)
+
+
+@pytest.mark.parametrize("flat", ("rectangle", "plane hull"))
+def test_flat_floors_are_walkable_from_either_side(flat):
+    from convex_tools.core.shapes import Rectangle
+    if flat == "rectangle":
+        floor = translated(Rectangle((2.0, 1.5)), (2.0, 1.5, 0.0))
+    else:   # a Blender plane as a hull: four coplanar points, wound clockwise seen from above
+        floor = Hull(np.array([[0, 0, 0], [0, 3, 0], [4, 3, 0], [4, 0, 0]], float))
+    res = Level().add(floor, "Plane", walk=True).check([(2.0, 1.5, 0.0)])
+    # No walls: the agent stands out to the edges, 4 × 3 within a cell along them.
+    assert abs(res.reachable_area - 12.0) <= 2 * (4 + 3) * C
+    assert np.all(res.sample_z == 0.0)
