@@ -24,14 +24,21 @@ start reaches is ``unreachable`` (``area``, ``bbox``, a representative ``point``
 ``objects`` under it), and for each such region the reason next to it, where there is one:
 
 - ``narrow``: a passage of samples whose capsules are blocked only by width (the column above
-  the surface is free up to h, nothing blocking lies wholly above z + s) between a reachable
-  sample and the region, pinched between two pieces on opposite sides; ``width`` (the
-  distance between the two pieces), ``object_a``/``object_b`` the objects on both sides;
-- ``low_headroom``: a passage of samples blocked only by pieces above z + s; ``clearance`` (the
-  height free above the surface at the passage's best point) and the object above;
-- ``step``: a reachable sample next to one of the region whose heights differ by more than s
-  (and at most h: taller than the agent is a wall, not a step); ``height``, ``object_a`` the
-  object of the higher surface (``object_b`` the lower one's).
+  the surface is free up to h, something blocking reaches below z + s) between a reachable
+  sample and the region, where it is pinched: the two nearest pieces lie on opposite sides
+  (``PINCH_COS``) with less than 2r between them; ``width`` (the distance between those two
+  pieces), ``object_a``/``object_b`` the objects on both sides, ``point`` the pinch with the
+  most room, ``bbox`` around the pinches;
+- ``low_headroom``: a passage of samples blocked only by pieces above z + s between a reachable
+  sample and the region; ``clearance`` (from the surface to the lowest blocking piece, at the
+  passage's best point) and the object above, ``bbox`` around the passage;
+- ``step``: a step edge (neighbouring cells whose heights differ by more than s and at most h:
+  taller than the agent is a wall) from the reachable samples' *flat* to the region's, a flat
+  being the samples standable or blocked only by a step (a piece from below z + s to below
+  z + h: the foot of a platform the capsule keeps off) joined within s; ``height`` (the lowest
+  such step), ``object_a`` the object of the higher surface (``object_b`` the lower one's).
+
+A reason's ``area`` is the area of the region it leads to (its ``unreachable`` finding's).
 
 **How** (all vectorised: no Python loop over cells, objects or pairs). Shapes become *pieces*:
 a convex shape is one piece, a ``Compound`` one per part, a ``TriangleMesh`` one per triangle.
@@ -62,10 +69,13 @@ Public functions:
   ``walkable``/``blocks_agent``: one bool per shape (a sequence, or one bool for all);
   ``starts``: points (x, y, z) (a start stands on the standable surface nearest to it within r
   horizontally, at most s above it and at most h below it; the highest of those in one cell;
-  a start with none is listed in ``unplaced_starts``); ``bounds``: ((x0, y0), (x1, y1)) of the grid (default: the walkable
-  shapes' boxes); ``origin``: a point the cell corners are aligned to (default: the bounds'
-  lower corner); ``progress(done, total)`` after each tile.
-- ``TraversalResult``: ``cell_x``/``cell_y`` (centres), ``heights(ix, iy)``, the samples as
+  a start with none is listed in ``unplaced_starts``); ``bounds``: ((x0, y0), (x1, y1)) of
+  the grid (default: the walkable shapes' boxes); ``origin``: a point the cell corners are
+  aligned to (default: the bounds' lower corner); ``jobs``: processes for the tiles (None: one
+  per core; the result does not depend on it); ``progress(done, total)`` after each tile.
+- ``TraversalResult``: the grid (``shape`` (nx, ny), ``origin``, ``cell``, ``cell_x``/
+  ``cell_y`` the centres, ``surface`` (nx·ny,) a walkable surface in the cell, covered or
+  not), ``heights(ix, iy)`` the cell's surfaces, the samples (sorted by cell, then height) as
   arrays (``sample_cell``, ``sample_x``, ``sample_y``, ``sample_z``, ``sample_object``,
   ``standable``, ``reachable``), ``starts``, ``unplaced_starts``, ``findings``,
   ``reachable_area``, ``standable_area``, ``stats``.

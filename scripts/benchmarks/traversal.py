@@ -1,7 +1,7 @@
 """Traversal check at scale: 10k / 100k / 1M cells of a generated level, time and memory per cell.
 
 The level (pure core shapes, no Blender): a square of floor slabs (10 m tiles), walls on a 10 m
-grid (0.2 m thick, 3 m high) each with a 1.2 m doorway and every fifth doorway 0.5 m (too
+grid (0.2 m thick, 3 m high) each with a 1.2 m doorway, every fifth doorway 0.5 m (too
 narrow), a raised platform with a too-high step and a beam too low over one corridor per 20 m,
 and one prop per m² of floor — boxes (crates, some rotated), hulls (rocks, 8–12 points),
 cylinders (barrels) and spheres — standing on the floor. The 1M-cell level is 100 m × 100 m with
