@@ -115,9 +115,11 @@ from .trimesh import Triangle, TriangleMesh
 # Cells per tile side: a tile (with its halo) is the unit of work and of progress; 128² cells
 # keep a tile's pair arrays at a few hundred thousand rows (tens of MB) on a cluttered level.
 TILE_CELLS = 128
-# The largest grid: a cell costs about 300 bytes while the check runs (bench: 1M cells), so this
-# bounds the memory at a few GB; a bigger level needs a bigger cell.
-MAX_CELLS = 16_000_000
+# The largest grid. A cell costs 400–800 bytes of peak memory while the check runs (1M cells:
+# 425 MB with 10k props, ``bench.py traversal``; 790 MB on a 100k-triangle terrain, whose
+# every cell has a surface and four links), so this bounds it at several GB; a bigger level
+# needs a bigger cell or smaller bounds.
+MAX_CELLS = 10_000_000
 
 # Curved convex shapes (spheres, capsules, cylinders, cones, user shapes) meet the vertical
 # lines as the polytope of their support points along this many directions (a Fibonacci sphere
