@@ -433,11 +433,14 @@ class _Context:
             & (self.walk_piece[:p.n_convex] | self.block_piece[:p.n_convex]))
         self.tri_rows = np.flatnonzero(self.walk_piece[p.tri_piece])
         self.block_rows = np.flatnonzero(self.block_piece)
+        # GJK pairs of the tiles run in this process (``_tile`` hands them back per tile).
+        self.counts = {"capsule_pairs": 0, "link_pairs": 0}
 
 
 def _tile(ctx: _Context, tx: int, ty: int) -> dict:
     """Samples, standability and links of the cells of tile (tx, ty)."""
-    g, agent = ctx.grid, ctx.agent
+    g = ctx.grid
+    before = dict(ctx.counts)
     i0, i1 = tx * TILE_CELLS, min((tx + 1) * TILE_CELLS, g.nx)
     j0, j1 = ty * TILE_CELLS, min((ty + 1) * TILE_CELLS, g.ny)
     hi0, hi1, hj0, hj1 = max(i0 - 1, 0), min(i1 + 1, g.nx), max(j0 - 1, 0), min(j1 + 1, g.ny)
@@ -458,6 +461,7 @@ def _tile(ctx: _Context, tx: int, ty: int) -> dict:
     out.update(edges)
     own, cell = owned(surface_cells)
     out["surface_cells"] = cell[own]
+    out["pairs"] = np.array([ctx.counts[k] - before[k] for k in sorted(ctx.counts)])
     return out
 
 
@@ -720,10 +724,20 @@ def _standable(ctx, box, s) -> None:
     pair, sample = _ranges(cell_start[cells], cell_start[cells + 1])
     piece = rows[pair]
     z = s["z"][sample]
-    near_z = ((p.lower[piece, 2] <= z + agent.height + ctx.band)
-              & (p.upper[piece, 2] >= z + agent.max_step - ctx.band))
-    piece, sample, z = piece[near_z], sample[near_z], z[near_z]
+    # The distance from the capsule's axis (vertical) to the piece's box bounds the piece's
+    # from below: pieces whose box is r + band away or more are clear of the capsule and of
+    # every link from it.
+    x, y = s["x"][sample], s["y"][sample]
+    lo, hi = p.lower[piece], p.upper[piece]
+    bottom = z + agent.max_step + agent.radius
+    top = bottom + agent.segment_length
+    gx = np.maximum(np.maximum(lo[:, 0] - x, x - hi[:, 0]), 0.0)
+    gy = np.maximum(np.maximum(lo[:, 1] - y, y - hi[:, 1]), 0.0)
+    gz = np.maximum(np.maximum(lo[:, 2] - top, bottom - hi[:, 2]), 0.0)
+    near = gx * gx + gy * gy + gz * gz < reach * reach
+    piece, sample, z = piece[near], sample[near], z[near]
     centres = _capsule_centres(ctx, s["x"][sample], s["y"][sample], z)
+    ctx.counts["capsule_pairs"] += len(piece)
     blocked, distance, room, direction = _against_pieces(
         ctx, centres, np.zeros_like(centres), piece, ctx.band)
     s["standable"] = np.bincount(sample[blocked], minlength=n) == 0
@@ -863,6 +877,7 @@ def _link_hulls(ctx, s, a, b):
     key = np.unique(link * len(ctx.pieces) + piece)
     link, piece = np.divmod(key, len(ctx.pieces))
     mid = 0.5 * (ca + cb)
+    ctx.counts["link_pairs"] += len(link)
     hit, _, _, _ = _against_pieces(ctx, mid[link], half_delta[link], piece, 0.0)
     blocked[link[hit]] = True
     return blocked
@@ -940,6 +955,8 @@ def check_traversal(shapes, names, walkable, blocks_agent, agent: Agent | None =
     tiles = _run_tiles(ctx, jobs, progress)
     stats["times"]["tiles"] = time.perf_counter() - t1
     t2 = time.perf_counter()
+    pairs = np.sum([t["pairs"] for t in tiles], axis=0)
+    stats.update(zip(sorted(ctx.counts), pairs.tolist()))
     samples, edges, surface = _join(tiles, grid)
     del tiles
     samples["object"] = pieces.owner[samples["piece"]]
@@ -1027,7 +1044,8 @@ def _run_tiles(ctx, jobs, progress):
 
 def _join(tiles, grid):
     """All tiles' samples in (cell, z) order, and their edges by sample index."""
-    keys = [k for k in tiles[0] if not k.startswith("edge_") and k != "surface_cells"]
+    keys = [k for k in tiles[0]
+            if not k.startswith("edge_") and k not in ("surface_cells", "pairs")]
     samples = {k: np.concatenate([t[k] for t in tiles]) for k in keys}
     order = np.argsort(samples["cell"], kind="stable")
     samples = {k: v[order] for k, v in samples.items()}

@@ -9,11 +9,12 @@ cylinders (barrels) and spheres — standing on the floor. The 1M-cell level is 
 the density and cell and shrink the side.
 
 Each size runs in a fresh process (so that its peak memory is its own): the columns are the
-check's wall time (``check_traversal``, level built beforehand), µs per cell, the peak resident
+check's wall time (``check_traversal``, level built beforehand), µs per cell, the time of the
+tiles (surfaces, capsules, links) and of the graph (components, findings), the peak resident
 memory (of the process or a worker, Python and numpy included) and what the check added to the
-process per cell, the surfaces, links, findings, and the time of the tiles
-(surfaces, capsules, links) and of the graph (components, findings). ``jobs`` is one process per
-core. Numbers on a shared machine are noisy (±20 %).
+process per cell, the surfaces, links, GJK pairs (capsules and link hulls against pieces) and
+findings. ``jobs`` is one process per core. Numbers on a shared machine are noisy (±20 %, more
+when other work shares the cores).
 
     python scripts/bench.py traversal            # 10k, 100k, 1M cells
     python scripts/bench.py traversal --quick    # 10k, 100k cells
@@ -143,6 +144,7 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(json.dumps({"time": elapsed, "cells": r.stats["cells"], "samples": r.stats["samples"],
                   "links": r.stats["links"], "findings": len(r.findings),
+                  "pairs": r.stats["capsule_pairs"] + r.stats["link_pairs"],
                   "props": len(shapes), "tiles": r.stats["times"]["tiles"],
                   "graph": r.stats["times"]["graph"], "rss_kb": peak, "before_kb": before,
                   "child_kb": children, "reachable": r.reachable_area}))
@@ -155,7 +157,7 @@ def run(args):
           f"{PROPS_PER_M2:g} prop per m²; cell {CELL} m; jobs: one per core")
     print(f"{'cells':>10} {'objects':>7} {'time s':>7} {'µs/cell':>8} {'tiles s':>8} "
           f"{'graph s':>8} {'peak MB':>8} {'B/cell':>7} {'surfaces':>9} {'links':>9} "
-          f"{'findings':>8}")
+          f"{'GJK pairs':>10} {'findings':>8}")
     scripts = os.path.dirname(HERE)
     for cells in sizes:
         side = math.sqrt(cells) * CELL
@@ -170,4 +172,4 @@ def run(args):
         print(f"{m['cells']:>10,} {m['props']:>7,} {m['time']:>7.1f} "
               f"{1e6 * m['time'] / m['cells']:>8.1f} {m['tiles']:>8.1f} {m['graph']:>8.1f} "
               f"{peak_mb:>8.0f} {added / m['cells']:>7.0f} {m['samples']:>9,} "
-              f"{m['links']:>9,} {m['findings']:>8,}", flush=True)
+              f"{m['links']:>9,} {m['pairs']:>10,} {m['findings']:>8,}", flush=True)
