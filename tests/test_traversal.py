@@ -484,3 +484,31 @@ def test_flat_floors_are_walkable_from_either_side(flat):
     # No walls: the agent stands out to the edges, 4 × 3 within a cell along them.
     assert abs(res.reachable_area - 12.0) <= 2 * (4 + 3) * C
     assert np.all(res.sample_z == 0.0)
+
+
+def test_capsule_and_link_hull_entries_measure_as_the_single_query_does(rng):
+    # The batched entries (a raised capsule: a segment with margin r; the hull of two: a
+    # parallelogram with margin r) against pieces give the distances the single query gives
+    # for the same shapes (Capsule, ConvexHullOf of two capsules).
+    from convex_tools.core import queries
+    from convex_tools.core.traversal import _against_pieces, _Context, _entry_shape, _Pieces
+    pieces = [translated(Box((0.3, 0.2, 0.5)), (0.4, 0.1, 1.0)),
+              translated(Sphere(0.25), (-0.3, 0.2, 1.2)),
+              translated(Cylinder(0.05, 1.0), (0.05, -0.4, 1.0))]
+    p = _Pieces(pieces)
+    ctx = _Context(p, np.ones(3, bool), np.ones(3, bool), AGENT, None)
+    k = 60
+    centres = np.column_stack((rng.uniform(-0.6, 0.6, k), rng.uniform(-0.6, 0.6, k),
+                               rng.uniform(0.6, 1.6, k)))
+    half = np.column_stack((rng.uniform(-C, C, k), rng.uniform(-C, C, k),
+                            rng.uniform(-S, S, k))) / 2
+    half[:20] = 0.0                                       # capsules
+    which = rng.integers(0, 3, k)
+    blocked, distance, _, _ = _against_pieces(ctx, centres, half, which, 10.0)
+    assert 10 < blocked.sum() < k - 10                     # both verdicts are tested
+    for row in range(k):
+        exact = queries.signed_distance(_entry_shape(ctx, centres[row], half[row]),
+                                        pieces[which[row]])
+        assert blocked[row] == (exact < -1e-6)
+        if not blocked[row]:
+            assert distance[row] == pytest.approx(exact, abs=1e-7)
