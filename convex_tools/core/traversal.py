@@ -9,6 +9,8 @@ h, max climb s, max slope):
   A surface is a *sample*: its cell, height ``z`` and the piece it lies on. A surface with a
   blocking solid resting on it (a wall, a crate: the solid meets the column between z and
   z + s) is covered, not a sample; surfaces closer than ``MERGE_HEIGHT`` in one cell are one.
+  (A triangle mesh has no inside, so it covers nothing: a surface under a mesh lower than s
+  stays a sample, under a higher one the capsule is blocked anyway.)
 - **Standable**: the agent's capsule on the sample, raised by the max step (bottom at z + s, top
   at z + h), overlaps nothing that blocks the agent. Geometry below z + s is the step it climbs.
 - **Link**: samples of 8-neighbouring cells whose heights differ by at most s, both standable,
