@@ -512,3 +512,12 @@ def test_capsule_and_link_hull_entries_measure_as_the_single_query_does(rng):
         assert blocked[row] == (exact < -1e-6)
         if not blocked[row]:
             assert distance[row] == pytest.approx(exact, abs=1e-7)
+
+
+def test_summary_is_plain_json():
+    import json
+    res = walled_floor(4.0, 3.0).check([(2.0, 1.5, 0.0), (50.0, 50.0, 0.0)])
+    summary = json.loads(json.dumps(res.summary()))
+    assert summary["agent"]["radius"] == R and summary["cells"] == list(res.shape)
+    assert summary["reachable_area"] == pytest.approx(res.reachable_area)
+    assert len(summary["starts"]) == 1 and summary["unplaced_starts"] == [[50.0, 50.0, 0.0]]

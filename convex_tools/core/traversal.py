@@ -80,7 +80,7 @@ Public functions:
   not), ``heights(ix, iy)`` the cell's surfaces, the samples (sorted by cell, then height) as
   arrays (``sample_cell``, ``sample_x``, ``sample_y``, ``sample_z``, ``sample_object``,
   ``standable``, ``reachable``), ``starts``, ``unplaced_starts``, ``findings``,
-  ``reachable_area``, ``standable_area``, ``stats``.
+  ``reachable_area``, ``standable_area``, ``stats``, ``summary()`` (a dict for a report).
 - ``map_image(result, cell_pixels=1, max_size=None) -> (H, W, 3) uint8``: the top-down map
   (north up): reachable green, standable but unreachable orange, blocked walkable surface red,
   no surface dark grey, starts marked white; ``COLOURS`` holds the colours (for a legend).
@@ -923,6 +923,19 @@ class TraversalResult:
     @property
     def standable_area(self) -> float:
         return float(np.count_nonzero(self.standable)) * self.cell * self.cell
+
+    def summary(self) -> dict:
+        """Plain numbers for a report's metadata: the agent, the grid, areas and starts."""
+        a = self.agent
+        return {"agent": {"radius": a.radius, "height": a.height, "max_step": a.max_step,
+                          "max_slope": a.max_slope, "cell": a.cell},
+                "cells": [int(self.shape[0]), int(self.shape[1])],
+                "origin": [float(self.origin[0]), float(self.origin[1])],
+                "surfaces": int(len(self.sample_z)),
+                "standable_area": self.standable_area, "reachable_area": self.reachable_area,
+                "starts": [[float(self.sample_x[k]), float(self.sample_y[k]),
+                            float(self.sample_z[k])] for k in self.starts.tolist()],
+                "unplaced_starts": [list(p) for p in self.unplaced_starts]}
 
     def __repr__(self) -> str:
         return (f"TraversalResult({self.shape[0]}×{self.shape[1]} cells, "
