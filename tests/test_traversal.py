@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from convex_tools.core import Box, Cylinder, Sphere, translated
 from convex_tools.core.compound import Compound
@@ -521,3 +523,17 @@ def test_summary_is_plain_json():
     assert summary["agent"]["radius"] == R and summary["cells"] == list(res.shape)
     assert summary["reachable_area"] == pytest.approx(res.reachable_area)
     assert len(summary["starts"]) == 1 and summary["unplaced_starts"] == [[50.0, 50.0, 0.0]]
+
+
+@settings(max_examples=12, deadline=None)
+@given(ox=st.floats(0.0, 1.0), oy=st.floats(0.0, 1.0), extra=st.floats(0.0, 1.0),
+       along_y=st.booleans())
+def test_any_doorway_at_least_2r_plus_c_passes_and_any_under_2r_does_not(ox, oy, extra,
+                                                                         along_y):
+    start = (1.0, 2.0, 0.0) if not along_y else (-2.0, 1.0, 0.0)
+    far = (7.0, 2.0) if not along_y else (-2.0, 7.0)
+    origin = (ox * C, oy * C)
+    wide = two_rooms(2 * R + C * (1.0 + extra), along_y).check([start], origin=origin)
+    assert reaches(wide, *far)
+    narrow = two_rooms(2 * R - 1e-4 - 0.3 * extra, along_y).check([start], origin=origin)
+    assert not reaches(narrow, *far)
