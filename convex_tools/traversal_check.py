@@ -172,9 +172,14 @@ def map_drawing(result, findings=(), labels=True, units=None):
         point = f.point if f.point is not None else f.point_a
         if point is None:
             continue
-        if labels:
-            drawing.label(tuple(point), finding_text(f, length), _role(f.kind))
         drawing.point(tuple(point), _role(f.kind))
+        if labels:
+            where = tuple(point)
+            if f.kind == UNREACHABLE and f.bbox is not None:
+                # At the region's north edge, clear of the reason labelled at the passage.
+                (lx, ly, _), (ux, uy, _) = f.bbox
+                where = (0.5 * (lx + ux), uy, float(point[2]))
+            drawing.label(where, finding_text(f, length), _role(f.kind))
     return drawing
 
 
@@ -186,13 +191,13 @@ def finding_text(f, length) -> str:
     """A traversal finding in one line, lengths by ``length``."""
     extra = f.extra or {}
     if f.kind == UNREACHABLE:
-        return f"unreachable: {f.area:.1f} m² on {', '.join(f.objects or ())}"
+        return f"unreachable: {f.area:.1f} m²"
     if f.kind == NARROW:
-        return f"narrow: {length(extra.get('width', 0.0))} between {f.object_a} and {f.object_b}"
+        return f"narrow: {length(extra.get('width', 0.0))}"
     if f.kind == LOW_HEADROOM:
-        return f"low headroom: {length(extra.get('clearance', 0.0))} under {f.object_a}"
+        return f"low headroom: {length(extra.get('clearance', 0.0))}"
     if f.kind == STEP:
-        return f"step: {length(extra.get('height', 0.0))} up to {f.object_a}"
+        return f"step: {length(extra.get('height', 0.0))}"
     return f.kind
 
 
