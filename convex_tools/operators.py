@@ -26,7 +26,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProper
 
 from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
-from .proxies import ProxyIndex
+from .proxies import ProxyIndex, options_for
 
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
 # {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...), "result": DistanceResult | Contact | ...}.
@@ -83,7 +83,7 @@ class _Query:
     def shape(self, obj):
         # One index of proxies per run of the operator (a scan of every object's name).
         if getattr(self, "_proxies", None) is None:
-            self._proxies = ProxyIndex()
+            self._proxies = ProxyIndex(**options_for(bpy.context.scene))
         try:
             return shape_from_object(obj, proxies=self._proxies)
         except ConversionError as problem:

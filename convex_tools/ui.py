@@ -4,7 +4,7 @@ watch list, and the Level Check with its list of findings."""
 import bpy
 
 from . import fixes, level_check, operators, proxies
-from .core.level import FLOATING, OVERLAP, SUNK
+from .core.level import FLOATING, OVERLAP, SUNK, TRAVERSAL_KINDS
 from .objects import GEOMETRY_TYPES, describe
 
 
@@ -24,6 +24,7 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
         layout.operator(fixes.OBJECT_OT_convex_resolve.bl_idname)
         layout.operator(fixes.OBJECT_OT_convex_drop_to_support.bl_idname)
+        layout.operator("object.convex_make_collision", icon='MOD_PHYSICS')
 
 
 def _object_menu(self, context):
@@ -108,6 +109,8 @@ class CONVEX_UL_level_findings(bpy.types.UIList):
             size = f"{length(-item.distance)} deep"
         elif item.kind == FLOATING:
             size = f"{length(item.distance)} up" if item.has_distance else "nothing below"
+        elif item.kind in TRAVERSAL_KINDS:
+            size = ""
         else:
             size = f"{length(max(item.distance, 0.0))} < {length(item.clearance)}"
         row = layout.row(align=True)

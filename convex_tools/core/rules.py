@@ -9,7 +9,7 @@ A rules file is TOML (read with ``tomllib``)::
     support_angle = 45    # degrees from up (+Z) within which a contact supports
     severity = "error"    # error | warning
     engine = "both"       # unreal | godot | both: whose proxy naming rules apply
-    one_hull_per_ucx = false
+    one_hull_per_ucx = true   # Unreal's import option (its default: on)
 
     [severity]            # per finding kind
     floating = "warning"
@@ -72,8 +72,8 @@ DEFAULTS = {
     "floating": 0.01,
     "support_angle": 45.0,
     "severity": ERROR,
-    "engine": "both",
-    "one_hull_per_ucx": None,      # None: the engine's own default (see proxies)
+    "engine": None,                # None: the scene's setting (Sidebar), else "both"
+    "one_hull_per_ucx": None,      # None: the scene's setting, else Unreal's own default
 }
 GROUP_KEYS = ("names", "collections", "property", "must_rest", "embed", "static", "clearance",
               "severity", "walkable", "blocks_agent")

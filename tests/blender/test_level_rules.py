@@ -252,3 +252,17 @@ def test_lengths_in_the_scene_units(level):
     units.length_unit = 'INCHES'
     units.scale_length = 1.0
     assert level_check.length_text(level, 0.0254) == "1.00 in"
+
+
+def test_the_rules_file_chooses_the_engine_unless_the_flag_does(level, tmp_path):
+    # A Godot-only proxy: "-colonly" is not Unreal's, so under Unreal it is an object of its
+    # own; under Godot it is the crate's collision and the look beside it is not checked.
+    add("Crate.look", (9, 9, 0.5))
+    add("Crate.look-colonly", (9, 9, 0.5))
+    bpy.context.view_layer.update()
+    godot = write_rules(tmp_path, RULES.replace("[defaults]", '[defaults]\nengine = "godot"'))
+    names = {n for f in api.check_scene(rules=str(godot)) for n in (f.object_a, f.object_b)}
+    assert "Crate.look" not in names
+    unreal = {n for f in api.check_scene(rules=str(godot), engine="unreal")
+              for n in (f.object_a, f.object_b)}
+    assert {"Crate.look", "Crate.look-colonly"} <= unreal      # two crates in one place
