@@ -198,7 +198,8 @@ def test_instance_paths_keep_their_index():
 
 def test_traversal_findings_are_keyed_by_objects_and_point_rounded_to_the_cell():
     def walk(point, **extra):
-        return dict(object_a=None, object_b=None, kind="narrow", distance=None,
+        # As core.traversal makes them: object_a (and b) named, the objects and a point.
+        return dict(object_a="Wall", object_b="Crate", kind="narrow", distance=None,
                     objects=["Wall", "Crate"], point=point, **extra)
 
     a = gate.finding_key("a.blend", walk([1.02, 2.0, 0.0]))

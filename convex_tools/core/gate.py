@@ -38,6 +38,7 @@ import json
 import math
 import re
 
+from .level import TRAVERSAL_KINDS
 from .report import CHECKED, FAILED, all_findings, refresh_counts
 
 BASELINE_MARK = "convex_tools_baseline"
@@ -71,16 +72,18 @@ def _named_part(part):
 def finding_key(file, f) -> dict:
     """The baseline key of finding ``f`` (its dict) in ``file``."""
     key = {"file": file, "kind": f["kind"]}
-    if f.get("object_a") is not None:
-        key["objects"] = [f["object_a"]] + ([f["object_b"]] if f.get("object_b") else [])
-    else:
-        key["objects"] = list(f.get("objects") or [])
+    if f["kind"] in TRAVERSAL_KINDS:
+        # A region of the walkable map: its objects and where it is.
+        key["objects"] = list(f.get("objects") or
+                              [o for o in (f.get("object_a"), f.get("object_b")) if o])
+        if f.get("point") is not None:
+            cell = f.get("cell_size") or TRAVERSAL_KEY_CELL
+            key["cell"] = [int(math.floor(float(v) / cell + 0.5)) for v in f["point"]]
+        return key
+    key["objects"] = [f["object_a"]] + ([f["object_b"]] if f.get("object_b") else [])
     parts = [_named_part(f.get("part_a")), _named_part(f.get("part_b"))]
     if any(parts):
-        key["parts"] = parts[:len(key["objects"])] if len(key["objects"]) < 2 else parts
-    if f.get("point") is not None and f.get("object_b") is None:
-        cell = f.get("cell_size") or TRAVERSAL_KEY_CELL
-        key["cell"] = [int(math.floor(float(v) / cell + 0.5)) for v in f["point"]]
+        key["parts"] = parts[:len(key["objects"])]
     return key
 
 
