@@ -648,12 +648,21 @@ def test_unreal_collision_names_travel_in_fbx(tmp_path):
         ("too_close", "Barrel", "Keg")]
 
 
-def test_a_broken_gltf_is_an_error_for_that_file(levels, tmp_path):
-    bad = tmp_path / "bad.glb"
+@pytest.mark.parametrize("name, message", [
+    ("bad.glb", "bad.glb: the gltf importer could not read it"),
+    ("bad.fbx", "bad.fbx: the fbx importer could not read it"),
+    ("notes.txt", "notes.txt: not a readable file (the suffixes read are .blend, .glb"),
+])
+def test_an_unreadable_file_of_another_format_is_an_error_for_that_file(levels, tmp_path,
+                                                                        name, message):
+    bad = tmp_path / name
     bad.write_bytes(b"glTF but not really")
-    result, _, err = run(bad, levels["clean"])
+    report = tmp_path / "r.json"
+    result, _, err = run(bad, levels["crates"], "--json", report)
     assert result.code == cli.EXIT_ERROR
-    assert "bad.glb: the gltf importer could not read it" in err
+    assert message in err
+    status = {s["file"]: s["status"] for s in valid_report(report)["files"]}
+    assert status == {str(bad): "error", levels["crates"]: "checked"}
 
 
 # --- the Sidebar's export -------------------------------------------------------------------------
