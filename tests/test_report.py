@@ -208,3 +208,16 @@ def test_the_check_of_every_report_a_test_wrote_finds_a_broken_one(tmp_path):
     (tmp_path / "nested" / "r.json").write_text(json.dumps(broken))
     with pytest.raises(AssertionError, match="missing 'units'"):
         check_every_report(tmp_path)
+
+
+@pytest.mark.parametrize("extra, text", [
+    ({"kind": "narrow", "width": 0.45}, "width 0.450 m"),
+    ({"kind": "low_headroom", "clearance": 1.5}, "headroom 1.50 m"),
+    ({"kind": "step", "height": 0.6}, "step 0.600 m"),
+    ({"kind": "unreachable", "cells": 12}, "12 cells"),
+])
+def test_traversal_findings_say_what_is_too_small(extra, text):
+    f = {"object_a": "Beam", "object_b": None, "distance": None, "clearance": 0.0,
+         "objects": ["Beam"], "point": [1.0, 2.0, 0.0], **extra}
+    assert rp.measure_text(f, METRES) == text
+    assert text in rp.report_table([f], units=METRES)

@@ -131,8 +131,15 @@ def measure_text(f, units=None) -> str:
         return f"gap {length_text(distance, units)}"
     if kind == "floating":
         return "nothing below" if distance is None else f"drop {length_text(distance, units)}"
-    width = (f.get("width") if isinstance(f.get("width"), (int, float)) else None)
-    return "-" if width is None else f"width {length_text(width, units)}"
+    # Traversal findings (core.traversal): what is too small for the agent.
+    for word, key in (("width", "width"), ("headroom", "clearance"), ("step", "height")):
+        value = f.get(key)
+        if kind != "unreachable" and isinstance(value, (int, float)) and \
+                (key != "clearance" or kind == "low_headroom"):
+            return f"{word} {length_text(value, units)}"
+    if f.get("cells"):
+        return f"{f['cells']} cells"
+    return "-"
 
 
 def with_part(name, part) -> str:
