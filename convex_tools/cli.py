@@ -488,7 +488,9 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
     from .core import report as core_report
 
     t0 = time.perf_counter()
-    label = _open(path, load, quiet=args.quiet)
+    # A report on stdout must be all of stdout: Blender's "Read blend" line goes too.
+    to_stdout = any(getattr(args, o[2:], None) == "-" for o in REPORT_OPTIONS)
+    label = _open(path, load, quiet=args.quiet or to_stdout)
     loaded = time.perf_counter()
     scene = _scene(args.scene, label)
     _check_names(args, label)

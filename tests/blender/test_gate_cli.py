@@ -572,6 +572,15 @@ def test_dash_writes_the_report_to_standard_output(levels, capsys):
     assert out == "" and "1 finding: 1 overlap" in err
 
 
+def test_a_report_on_stdout_is_all_of_stdout_in_a_fresh_process(levels):
+    # Regression guard: Blender prints "Read blend: ..." on the process's stdout.
+    done = subprocess.run([sys.executable, SCRIPT, levels["crates"], levels["clean"],
+                           "--json", "-"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == cli.EXIT_FINDINGS, done.stderr
+    assert len(valid_report(done.stdout)["files"]) == 2
+    assert "1 finding: 1 overlap" in done.stderr
+
+
 def test_a_missing_folder_is_exit_2_naming_it_and_is_not_made(levels, tmp_path):
     folder = tmp_path / "reports" / "today"
     result, out, err = run(levels["crates"], "--junit", folder / "r.xml")
