@@ -553,10 +553,10 @@ def _ignored_names(ignore):
             coll = bpy.data.collections.get(item)
             if coll is not None:
                 names.update(o.name for o in coll.all_objects)
+            # An instance's path ("Scatter/Rock [instance 3]") is a name, not a pattern.
+            names.add(item)
             if any(ch in item for ch in "*?["):
                 patterns.append(item)
-            else:
-                names.add(item)
         else:
             raise ValueError(f"ignore takes objects, collections, names or name patterns, "
                              f"got {type(item).__name__}")
