@@ -256,10 +256,24 @@ class _Collector:
                 self.consider(inst.name[:len(inst.name) - len(inst.obj.name)], inst.obj, "",
                               inst.placement, inst.instancers, mover=inst.instancers[0].name)
         else:
+            if self.include_hidden and self._not_evaluated(obj):
+                return
             if not self._instances_only(obj):
                 self.consider("", obj, "", top_level=True)
         for record in self.records(obj.name):
             self.add_instance(record)
+
+    def _not_evaluated(self, obj) -> bool:
+        """True (and ``obj`` skipped with the reason) for an instancer brought back by
+        ``include_hidden`` that Blender does not evaluate: its instances are unknown, and its
+        own geometry would be read without its modifiers."""
+        if (obj.name not in self.may_instance or self.depsgraph is None
+                or self.visibility.disabled(obj) is None or self.ignored.match(obj.name)
+                or self.depsgraph.objects.get(obj.name) is not None):
+            return False
+        self.out.skipped.append((obj.name, "disabled in viewports, so Blender does not evaluate "
+                                           "its modifiers and instances: enable it to check it"))
+        return True
 
     def _instances_only(self, obj) -> bool:
         """True when ``obj`` instances objects and its evaluated output has no geometry of its

@@ -298,6 +298,17 @@ def test_the_eye_icon_keeps_an_object_checked_the_monitor_icon_excludes_it(addon
     assert {e.name for e in collected(include_hidden=True).entries} == {"Eye", "Monitor"}
 
 
+def test_a_disabled_scatter_brought_back_is_skipped_as_blender_does_not_evaluate_it(rock):
+    scatter("Scatter", [(0, 0, 0), (3, 0, 0)], rock).hide_viewport = True
+    assert collected().excluded == [("Scatter", "disabled in viewports (monitor icon)")]
+    result = collected(include_hidden=True)
+    # Not checked as the bare points it is before its modifiers, and not silently dropped (the
+    # rock of the excluded asset collection comes back as an object of its own).
+    assert [e.name for e in result.entries] == ["Rock"]
+    assert [n for n, _ in result.skipped] == ["Scatter"]
+    assert "does not evaluate" in result.skipped[0][1]
+
+
 def test_objects_of_excluded_and_disabled_collections_are_excluded_with_the_collection(addon):
     cube("Shown", (0, 0, 0))
     cube("Parked", (3, 0, 0), asset_collection("Parking"))
