@@ -208,6 +208,31 @@ def test_node_tree_geometry_instances_are_skipped_with_the_reason(addon):
     assert "realize the instances" in result.skipped[0][1]
 
 
+def test_a_scattered_object_is_checked_through_its_collision_proxy(rock):
+    # The rock's UCX proxy is a 2 m box around it: rocks on points 1.5 apart keep 0.5 between
+    # their meshes, but their proxies overlap by 0.5.
+    proxy = boxes("UCX_Rock", [((-1, -1, -1), (1, 1, 1))], location=(100, 0, 0),
+                  collection=bpy.data.collections["Assets"])
+    proxy.parent = rock
+    proxy.matrix_parent_inverse = rock.matrix_world.inverted()
+    scatter("Scatter", [(0, 0, 0), (1.5, 0, 0)], rock)
+    assert set(by_name(collected())) == {"Scatter/Rock [instance 0]", "Scatter/Rock [instance 1]"}
+    (f,) = level_check.check_scene()
+    assert {f.object_a, f.object_b} == {"Scatter/Rock [instance 0]", "Scatter/Rock [instance 1]"}
+    assert f.depth == pytest.approx(0.5, abs=1e-6)
+
+
+def test_a_collection_scatter_of_an_object_and_its_proxy_gives_one_entry_per_point(addon):
+    rocks = asset_collection("Rocks")
+    cube("Rock", (0, 0, 0), rocks)
+    boxes("UCX_Rock", [((-1, -1, -1), (1, 1, 1))], collection=rocks)
+    scatter("Scatter", [(0, 0, 0), (1.5, 0, 0)], rocks)
+    entries = by_name(collected())
+    assert set(entries) == {"Scatter/Rock [instance 0]", "Scatter/Rock [instance 1]"}
+    lower, upper = world_box(entries["Scatter/Rock [instance 1]"])
+    np.testing.assert_allclose([lower, upper], [[0.5, -1, -1], [2.5, 1, 1]], atol=1e-6)
+
+
 def test_a_scatter_inside_a_collection_instance_is_named_through_it(rock):
     field = asset_collection("FieldKit")
     scatter("Scatter", [(0, 0, 0), (2, 0, 0)], rock, collection=field)
