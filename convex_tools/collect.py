@@ -42,15 +42,18 @@ Placement
     whose matrix cannot be inverted (scale 0) cannot place its instances: they are skipped.
 
 What is left out
-    *excluded* (by rule; ``include_hidden`` / ``include_cutters`` bring the first two back):
-    objects disabled in viewports — the monitor icon (``Object.hide_viewport``), or every
-    collection holding them excluded from the view layer (``LayerCollection.exclude``) or
-    disabled in viewports (``Collection.hide_viewport``); objects used as a Boolean modifier's
-    operand by another object (object or collection operand); and what the proxy rules exclude
-    (``ProxyIndex.excluded``, e.g. Godot ``-noimp``). An object hidden with the eye icon
-    (``hide_set``) is still checked. Inside collection instances, Blender's own rule applies
-    (``instances.instanced_objects``); an object disabled in viewports is not evaluated by
-    Blender, so with ``include_hidden`` its modifiers and instances are not applied.
+    *excluded* (by rule): objects disabled in viewports — the monitor icon
+    (``Object.hide_viewport``), or every collection holding them excluded from the view layer
+    (``LayerCollection.exclude``) or disabled in viewports (``Collection.hide_viewport``); an
+    object instancing on its vertices, faces or particles whose Instancing > Show Instancer
+    (Viewport) is off (its instances stay); objects used as a Boolean modifier's operand by
+    another object (object or collection operand); and what the proxy rules exclude
+    (``ProxyIndex.excluded``, e.g. Godot ``-noimp``). ``include_hidden`` brings back the hidden
+    ones, ``include_cutters`` the operands. An object hidden with the eye icon (``hide_set``)
+    is still checked. Inside collection instances, Blender's own rule applies
+    (``instances.instanced_objects``). Blender does not evaluate an object disabled in
+    viewports, so one brought back is read without its modifiers (as before this stage
+    existed), and one that instances is skipped.
     *skipped*: things that could not be checked (an Unreal proxy naming no object, instanced
     node-tree geometry, a non-invertible matrix).
     *ignored*: what ``ignore`` names; the names and patterns that matched nothing are returned
@@ -259,7 +262,10 @@ class _Collector:
             if self.include_hidden and self._not_evaluated(obj):
                 return
             if not self._instances_only(obj):
-                self.consider("", obj, "", top_level=True)
+                self.consider("", obj, "", top_level=True,
+                              hidden_instancer=not obj.show_instancer_for_viewport
+                              and (obj.instance_type in _INSTANCING_TYPES
+                                   or len(obj.particle_systems) > 0))
         for record in self.records(obj.name):
             self.add_instance(record)
 
@@ -318,7 +324,7 @@ class _Collector:
                       mover=None, instanced_by=record.instanced_by)
 
     def consider(self, prefix, obj, suffix, placement=None, instancers=(), *, mover=Entry._SAME,
-                 instanced_by=None, top_level=False):
+                 instanced_by=None, top_level=False, hidden_instancer=False):
         if obj.type not in GEOMETRY_TYPES:
             return
         owner = self.proxies.owner_of(obj)
@@ -336,6 +342,8 @@ class _Collector:
             self.out.skipped.append((name, self.proxies.orphans[obj.name]))
             return
         reason = self._excluded(obj, top_level)
+        if reason is None and hidden_instancer and not self.include_hidden:
+            reason = "instancer not shown in viewports (Instancing > Show Instancer: Viewport)"
         if reason is not None:
             self.out.excluded.append((name, reason))
             return

@@ -208,6 +208,15 @@ def test_node_tree_geometry_instances_are_skipped_with_the_reason(addon):
     assert "realize the instances" in result.skipped[0][1]
 
 
+def test_instances_of_an_object_scaled_to_zero_are_skipped_with_the_reason(rock):
+    rock.scale = (1.0, 1.0, 0.0)
+    scatter("Scatter", [(0, 0, 0)], rock)
+    result = collected()
+    assert result.entries == []
+    assert result.skipped == [("Scatter/Rock [instance 0]", "'Rock' has a matrix that cannot "
+                               "be inverted (scale 0), so its instances cannot be placed")]
+
+
 def test_a_scattered_object_is_checked_through_its_collision_proxy(rock):
     # The rock's UCX proxy is a 2 m box around it: rocks on points 1.5 apart keep 0.5 between
     # their meshes, but their proxies overlap by 0.5.
@@ -285,6 +294,20 @@ def test_vertex_instancing_puts_the_child_on_every_vertex(addon):
                                    atol=1e-6)
     # The parent's own quad and the child itself are in the level too, as Blender shows them.
     assert {"Parent", "Post"} <= set(entries) and len(entries) == 6
+
+
+def test_an_instancer_not_shown_in_viewports_is_excluded_its_instances_kept(addon):
+    parent = points("Parent", [(0, 0, 0), (4, 0, 0), (4, 4, 0), (0, 4, 0)],
+                    faces=[(0, 1, 2, 3)])
+    parent.instance_type = 'VERTS'
+    parent.show_instancer_for_viewport = False
+    cube("Post", (0, 0, 1)).parent = parent
+    result = collected()
+    assert sorted(by_name(result)) == ["Parent/Post [instance 0]", "Parent/Post [instance 1]",
+                                       "Parent/Post [instance 2]", "Parent/Post [instance 3]",
+                                       "Post"]
+    assert [n for n, _ in result.excluded] == ["Parent"]
+    assert "Parent" in by_name(collected(include_hidden=True))
 
 
 def test_face_instancing_puts_the_child_on_every_face_centre(addon):
