@@ -62,6 +62,7 @@ What is left out
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 from dataclasses import dataclass, field
 
@@ -240,8 +241,11 @@ class _Collector:
 
     def records(self, parent_name) -> list:
         if self._records is None:
-            self._records = (_depsgraph_instances(self.depsgraph)
-                             if self.may_instance and self.depsgraph is not None else {})
+            self._records = {}
+            if self.may_instance and self.depsgraph is not None:
+                with _eye_hidden_shown(self.visibility.view_layer, self.may_instance,
+                                       self.depsgraph):
+                    self._records = _depsgraph_instances(self.depsgraph)
         return self._records.get(parent_name, ())
 
     # --- objects ----------------------------------------------------------------------------
@@ -449,6 +453,29 @@ def _depsgraph_instances(depsgraph) -> dict:
             obj, path, labels, ancestor.instancers, instanced_by, placement,
             own_geometry=obj == ancestor.obj))
     return out
+
+
+@contextlib.contextmanager
+def _eye_hidden_shown(view_layer, names, depsgraph):
+    """The objects of ``names`` hidden with the eye icon in ``view_layer`` shown for a moment:
+    the depsgraph lists only visible objects' instances, and an object hidden with the eye is
+    still in the level. Their hidden and selected states are put back."""
+    hidden = []
+    if view_layer is not None:
+        hidden = [(obj, obj.select_get(view_layer=view_layer)) for obj in view_layer.objects
+                  if obj.name in names and obj.hide_get(view_layer=view_layer)]
+    try:
+        for obj, _ in hidden:
+            obj.hide_set(False, view_layer=view_layer)
+        if hidden:
+            depsgraph.update()
+        yield
+    finally:
+        for obj, selected in hidden:
+            obj.hide_set(True, view_layer=view_layer)
+            obj.select_set(selected, view_layer=view_layer)
+        if hidden:
+            depsgraph.update()
 
 
 def _inverse(matrix):

@@ -501,3 +501,14 @@ def test_check_scene_finds_scattered_rocks_overlapping_each_other_and_a_crate(ro
         assert f.depth == pytest.approx(0.2, abs=1e-6)
     # The rock's shape is made once and moved to its other instance.
     assert stats.objects == 3 and stats.shapes_shared >= 1
+
+
+def test_a_scatter_hidden_with_the_eye_still_has_its_instances_checked(rock):
+    scatter("Scatter", [(0, 0, 0), (3, 0, 0)], rock).hide_set(True)
+    result = collected()
+    assert set(by_name(result)) == {"Scatter/Rock [instance 0]", "Scatter/Rock [instance 1]"}
+    assert result.skipped == [] and result.excluded == []
+    # The depsgraph lists only visible objects' instances: the scatter was shown for a moment,
+    # and is hidden (and unselected) again.
+    obj = bpy.data.objects["Scatter"]
+    assert obj.hide_get() and not obj.select_get()
