@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import gc
 from dataclasses import dataclass, field
 
 import bpy
@@ -199,10 +200,26 @@ def collect_entries(objects, collection, ignore, everything, proxies, depsgraph,
             objs += [o for o in view_layer.id_data.objects if o.name not in present]
     collector = _Collector(ignore, proxies, depsgraph, view_layer, include_hidden,
                            include_cutters)
-    collector.scan_file()
-    for obj in objs:
-        collector.add_object(obj)
+    with _cyclic_gc_paused():
+        collector.scan_file()
+        for obj in objs:
+            collector.add_object(obj)
     return collector.finish()
+
+
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """Python's cycle collector off for a while. Collecting allocates a few small objects per
+    instance and makes no cycles, yet each of the collector's passes walks every tracked object
+    of Blender's interpreter: with it on, a 10,000-rock scatter took 30 µs an instance to read,
+    10 µs with it off."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Collector:
@@ -334,18 +351,20 @@ class _Collector:
         owner = self.proxies.owner_of(obj)
         if owner is not None:            # a proxy or compound child stands for its owner
             obj = owner
-        name = prefix + obj.name + suffix
+        obj_name = obj.name
+        name = prefix + obj_name + suffix
         if top_level:
-            mover = obj.name
+            mover = obj_name
         if name in self.seen:
             return
         self.seen.add(name)
-        if self.ignored.match_any({name, obj.name, *(o.name for o in instancers)}):
+        if self.ignored and self.ignored.match_any({name, obj_name,
+                                                    *(o.name for o in instancers)}):
             return
-        if obj.name in self.proxies.orphans:
-            self.out.skipped.append((name, self.proxies.orphans[obj.name]))
+        if obj_name in self.proxies.orphans:
+            self.out.skipped.append((name, self.proxies.orphans[obj_name]))
             return
-        reason = self._excluded(obj, top_level)
+        reason = self._excluded(obj, obj_name, top_level)
         if reason is None and hidden_instancer and not self.include_hidden:
             reason = "instancer not shown in viewports (Instancing > Show Instancer: Viewport)"
         if reason is not None:
@@ -354,16 +373,16 @@ class _Collector:
         self.out.entries.append(Entry(name, obj, placement, instancers, mover=mover,
                                       instanced_by=instanced_by, parents=self.parents))
 
-    def _excluded(self, obj, top_level):
+    def _excluded(self, obj, obj_name, top_level):
         """Why a rule leaves ``obj`` out, or None. Visibility is the view layer's only for the
         level's own objects: Blender decides what an instancer shows."""
         if top_level and not self.include_hidden:
             reason = self.visibility.disabled(obj)
             if reason is not None:
                 return reason
-        if not self.include_cutters and obj.name in self.cutters:
-            return self.cutters[obj.name]
-        return self.rule_excluded.get(obj.name)
+        if not self.include_cutters and obj_name in self.cutters:
+            return self.cutters[obj_name]
+        return self.rule_excluded.get(obj_name)
 
     def finish(self) -> Collected:
         self.out.unmatched_ignores = self.ignored.unmatched()
@@ -414,44 +433,58 @@ def _depsgraph_instances(depsgraph) -> dict:
     point) plus those inside the instanced geometry for geometry nodes, and the particle and
     its system for particles.
     """
-    out, trees, inverses = {}, {}, {}
+    out, trees, kinds = {}, {}, {}
+    placed = []          # (record, world matrix, inverse of the object's own)
     for inst in depsgraph.object_instances:
         if not inst.is_instance:
             continue
         parent = inst.parent.original
-        ids = tuple(i for i in inst.persistent_id if i != _UNUSED_LEVEL)
-        tree = trees.get(parent.name)
+        ids = tuple(inst.persistent_id)
+        if _UNUSED_LEVEL in ids:
+            ids = ids[:ids.index(_UNUSED_LEVEL)]
+        tree = trees.get(parent)
         if tree is None:
-            tree = trees[parent.name] = {(): _Node(parent, (parent.name,), (), (parent,), None)}
+            tree = trees[parent] = {(): _Node(parent, (parent.name,), (), (parent,), None)}
+            kinds.setdefault(parent, (parent.name, parent.type in GEOMETRY_TYPES,
+                                      parent.instance_type == 'COLLECTION', False))
         depth = len(ids)
         for length in range(depth - 1, -1, -1):     # the nearest object ancestor
             ancestor = tree.get(ids[depth - length:])
             if ancestor is not None:
                 break
         obj = inst.object.original
+        kind = kinds.get(obj)
+        if kind is None:      # (name, has geometry, instances a collection, inverse matrix)
+            kind = kinds[obj] = (obj.name, obj.type in GEOMETRY_TYPES,
+                                 obj.instance_type == 'COLLECTION', False)
         between = depth - length
-        if (between == 1 and inst.particle_system is None
-                and ancestor.obj.instance_type == 'COLLECTION'):
+        particle = inst.particle_system is not None
+        if between == 1 and not particle and kinds[ancestor.obj][2]:
             labels, instanced_by = ancestor.labels, ancestor.instanced_by
         else:
             level = ids[between - 1]
-            if inst.particle_system is not None and between >= 2:
+            if particle and between >= 2:
                 level = (level, ids[between - 2])     # (system, particle)
             index = ancestor.counts.setdefault(level, len(ancestor.counts))
-            labels, instanced_by = ancestor.labels + (index,), ancestor.obj.name
+            labels, instanced_by = ancestor.labels + (index,), ancestor.path[-1]
         path = ancestor.path
-        tree[ids] = _Node(obj, path + (obj.name,), labels, ancestor.instancers + (obj,),
+        tree[ids] = _Node(obj, path + (kind[0],), labels, ancestor.instancers + (obj,),
                           instanced_by)
-        placement = None
-        if obj.type in GEOMETRY_TYPES and labels:
-            inverse = inverses.get(obj.name, False)
+        record = _Record(obj, path, labels, ancestor.instancers, instanced_by, None,
+                         own_geometry=obj == ancestor.obj)
+        out.setdefault(parent.name, []).append(record)
+        if kind[1] and labels:
+            inverse = kind[3]
             if inverse is False:
-                inverse = inverses[obj.name] = _inverse(np.array(obj.matrix_world, dtype=float))
+                inverse = _inverse(np.array(obj.matrix_world, dtype=float))
+                kind = kinds[obj] = kind[:3] + (inverse,)
             if inverse is not None:
-                placement = np.array(inst.matrix_world, dtype=float) @ inverse
-        out.setdefault(parent.name, []).append(_Record(
-            obj, path, labels, ancestor.instancers, instanced_by, placement,
-            own_geometry=obj == ancestor.obj))
+                # (read now: the instance, and the matrix it wraps, live only for this step)
+                placed.append((record, np.array(inst.matrix_world, dtype=float), inverse))
+    if placed:
+        placements = np.array([m for _, m, _ in placed]) @ np.array([i for _, _, i in placed])
+        for (record, _, _), placement in zip(placed, placements):
+            record.placement = placement
     return out
 
 
@@ -627,6 +660,10 @@ class _Ignore:
         self.asked = [i for i in items if isinstance(i, str)
                       and bpy.data.collections.get(i) is None]
         self.hit = set()
+
+    def __bool__(self) -> bool:
+        """Whether anything is ignored at all."""
+        return bool(self.names or self.patterns)
 
     def match(self, name) -> bool:
         if name in self.names:
