@@ -346,8 +346,9 @@ class _Collector:
 
     def consider(self, prefix, obj, suffix, placement=None, instancers=(), *, mover=Entry._SAME,
                  instanced_by=None, top_level=False, hidden_instancer=False):
-        if obj.type not in GEOMETRY_TYPES:
-            return
+        if obj.type not in GEOMETRY_TYPES and self.proxies.own_mark(obj) is None and not (
+                obj.type == 'EMPTY' and obj.name in self.rule_excluded):
+            return                       # (a Godot -colonly Empty is a collider)
         owner = self.proxies.owner_of(obj)
         if owner is not None:            # a proxy or compound child stands for its owner
             obj = owner

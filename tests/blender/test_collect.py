@@ -430,13 +430,14 @@ def test_a_cutter_inside_a_collection_instance_is_excluded_by_its_path(addon):
 def test_what_the_proxy_rules_exclude_is_excluded_with_their_reason(addon):
     cube("Crate", (0, 0, 0))
     cube("Marker-noimp", (3, 0, 0))
-    proxies = ProxyIndex()
-    proxies.excluded = {"Marker-noimp": "Godot -noimp: not imported"}
-    bpy.context.view_layer.update()
-    result = collect.collect_entries(None, None, (), bpy.context.view_layer.objects, proxies,
-                                     bpy.context.evaluated_depsgraph_get())
+    result = collected()
     assert [e.name for e in result.entries] == ["Crate"]
-    assert result.excluded == [("Marker-noimp", "Godot -noimp: not imported")]
+    assert result.excluded == [("Marker-noimp", "removed by Godot on import (-noimp)")]
+    # The level check lists it among what it left out, as before this stage existed.
+    stats = level_check.Stats()
+    level_check.check_scene(stats=stats)
+    assert stats.skipped_objects == [("Marker-noimp",
+                                      "excluded: removed by Godot on import (-noimp)")]
 
 
 def test_ignore_names_and_patterns_that_match_nothing_are_returned(rock):
