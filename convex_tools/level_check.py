@@ -37,8 +37,9 @@ import bpy
 import numpy as np
 
 from .core import level as core_level
-from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled,
-                         Finding, LevelCheck, Stats, report_csv, report_json, report_table)
+from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, TRAVERSAL_KINDS,
+                         CheckCancelled, Finding, LevelCheck, Stats, report_csv, report_json,
+                         report_table)
 from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
 from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
@@ -854,6 +855,24 @@ def store_findings(scene, findings, summary, complete=True, outlines=None):
     show_stored_findings(scene)
 
 
+def store_traversal_findings(scene, findings):
+    """Put the traversal check's findings in the scene's list in place of the last traversal
+    check's (the level check's stay)."""
+    settings = scene.convex_level
+    for k in reversed(range(len(settings.findings))):
+        if settings.findings[k].kind in TRAVERSAL_KINDS:
+            settings.findings.remove(k)
+    for f in findings:
+        item = settings.findings.add()
+        item.kind, item.object_a, item.object_b = f.kind, f.object_a or "", f.object_b or ""
+        item.has_distance = False
+        point = f.point if f.point is not None else f.point_a
+        if point is not None:
+            item.point_a = item.point_b = tuple(point)
+        item.rule, item.severity = f.rule or "", f.severity
+    settings["active_index"] = -1
+
+
 def stored_outlines(item):
     """(segments of A, segments of B) kept with a stored finding (None where none was kept)."""
     return tuple(np.array(item[side], dtype=float).reshape(-1, 2, 3) if side in item else None
@@ -865,7 +884,9 @@ def show_stored_findings(scene):
     from . import overlay
 
     settings = getattr(scene, "convex_level", None)
-    items = list(settings.findings) if settings is not None else []
+    # (Traversal findings are drawn on the traversal map.)
+    items = [item for item in settings.findings if item.kind not in TRAVERSAL_KINDS] \
+        if settings is not None else []
     findings = [item.to_finding() for item in items]
     try:
         if findings:

@@ -4,7 +4,7 @@ watch list, and the Level Check with its list of findings."""
 import bpy
 
 from . import fixes, level_check, operators, proxies
-from .core.level import FLOATING, OVERLAP, SUNK
+from .core.level import FLOATING, OVERLAP, SUNK, TRAVERSAL_KINDS
 from .objects import GEOMETRY_TYPES, describe
 
 
@@ -109,6 +109,8 @@ class CONVEX_UL_level_findings(bpy.types.UIList):
             size = f"{length(-item.distance)} deep"
         elif item.kind == FLOATING:
             size = f"{length(item.distance)} up" if item.has_distance else "nothing below"
+        elif item.kind in TRAVERSAL_KINDS:
+            size = ""
         else:
             size = f"{length(max(item.distance, 0.0))} < {length(item.clearance)}"
         row = layout.row(align=True)

@@ -80,10 +80,12 @@ def push_direction(m: Measured, tolerance: float, scale: float):
     """The unit direction i must move to leave j, or None when the measurement gives none."""
     if m.signed < -tolerance and m.normal is not None:
         return -np.asarray(m.normal, dtype=float)
-    gap = np.asarray(m.point_a, dtype=float) - np.asarray(m.point_b, dtype=float)
-    length = float(np.sqrt(gap @ gap))
-    if m.signed > 0.0 and length > DIRECTION_GAP * max(scale, 1e-300):
-        return gap / length
+    if m.signed > 0.0:
+        (ax, ay, az), (bx, by, bz) = m.point_a.tolist(), m.point_b.tolist()
+        gx, gy, gz = ax - bx, ay - by, az - bz
+        length = math.sqrt(gx * gx + gy * gy + gz * gz)
+        if length > DIRECTION_GAP * max(scale, 1e-300):
+            return np.array([gx / length, gy / length, gz / length])
     if m.normal is not None:
         return -np.asarray(m.normal, dtype=float)
     return None
@@ -187,15 +189,6 @@ def drop_distance(shapes, i, lower, upper, static_ok=None):
     if best is None:
         return None, None
     return best_t * reach, best
-
-
-def scale_of(lower, upper, i, j) -> float:
-    """A pair's size: the larger diagonal of their boxes."""
-    return float(max(np.linalg.norm(upper[i] - lower[i]), np.linalg.norm(upper[j] - lower[j])))
-
-
-def volume_of(lower, upper, k) -> float:
-    return float(np.prod(np.maximum(upper[k] - lower[k], 0.0)))
 
 
 def cos_limit(settings: Settings) -> float:

@@ -587,10 +587,11 @@ class LevelCheck:
         supported = np.zeros(len(self.names), dtype=bool)
         found = []
         supports = lifts = 0
+        sizes = self._sizes
         for m in sorted(self._measured, key=lambda m: m.row):
             i, j = m.i, m.j
             need = float(self.pair_need[m.row])
-            scale = classify.scale_of(self.lower, self.upper, i, j)
+            scale = max(sizes[i], sizes[j])
             up = None
             sup = None
             if m.signed <= settings.floating:
@@ -637,6 +638,13 @@ class LevelCheck:
         self.stats.times["classify"] = time.perf_counter() - t0
         return found
 
+    @property
+    def _sizes(self) -> list:
+        """Each object's box diagonal (a pair's size is the larger of its two)."""
+        if getattr(self, "_size_list", None) is None:
+            self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
+        return self._size_list
+
     @staticmethod
     def _pushed_up(m, sup, cos_up) -> bool:
         """Whether the deepest contact of a support pair pushes the supported object up (it
@@ -665,7 +673,7 @@ class LevelCheck:
                       if not assign.static[k]]
         if not candidates:
             return None
-        return min(candidates, key=lambda k: (classify.volume_of(self.lower, self.upper, k),
+        return min(candidates, key=lambda k: (float(np.prod(self.upper[k] - self.lower[k])),
                                               self.names[k]))
 
     def _fix(self, k, m, translation_of_i):
@@ -686,13 +694,12 @@ class LevelCheck:
             translation = m.point_b - m.point_a          # moving i by it leaves them touching
             rule, severity = self._rule_and_severity(kind, i, j)
         else:
-            direction = classify.push_direction(
-                m, self.touch_tolerance, classify.scale_of(self.lower, self.upper, i, j))
+            scale = max(self._sizes[i], self._sizes[j])
+            direction = classify.push_direction(m, self.touch_tolerance, scale)
             if direction is None or m.signed <= 0.0:
                 a, b = self.shapes[i], self.shapes[j]
                 _reset(a, b)
-                normal = classify.touch_normal(
-                    a, b, classify.scale_of(self.lower, self.upper, i, j), self.touch_tolerance)
+                normal = classify.touch_normal(a, b, scale, self.touch_tolerance)
                 direction = -normal if normal is not None else None
             translation = None if direction is None else direction * (need - m.signed)
             label = self._need_labels[int(self._need_rule[m.row])]
