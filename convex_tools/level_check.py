@@ -17,7 +17,7 @@ An object's clearance, first match wins:
 A pair must keep the larger of its two objects' clearances. Name overrides match an object's
 reported name (an instance's path, e.g. ``Shelf/Crate.003``) or the name of the object it is.
 
-What is checked (``_entries_to_check``, ``collect.collect_entries``): every object with geometry,
+What is checked (``collect.collect_entries``): every object with geometry,
 as the shape ``objects.shape_from_object`` makes of it — through its collision proxies or compound
 rigid-body children when it has them (the proxies and children are then not checked on their own:
 a selected proxy stands for its owner) — and every instance of every kind (collection instances,
@@ -95,8 +95,16 @@ class LevelRun:
             self.scene, engine or self.rules.defaults["engine"],
             one_hull_per_ucx if one_hull_per_ucx is not None
             else self.rules.defaults["one_hull_per_ucx"]))
-        self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
-                                                  self.proxies)
+        collected = collect_entries(objects, collection, ignore, everything, self.proxies,
+                                    self.depsgraph, include_hidden=include_hidden,
+                                    include_cutters=include_cutters)
+        self.pending, skipped = collected.entries, collected.skipped
+        # Left out by rule (disabled in viewports, Boolean cutters, -noimp, proxies' looks):
+        # listed, never an error.
+        self.excluded = list(collected.excluded)
+        self.unmatched_ignores = list(collected.unmatched_ignores)
+        self.warnings.extend(f"ignore {name!r} matches nothing"
+                             for name in self.unmatched_ignores)
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
@@ -203,6 +211,7 @@ class LevelRun:
         times = {**self.times, **(self.check.stats.times if self.check is not None else {})}
         return Stats(**{**base, "objects": len(self.shapes), "times": times,
                         "skipped_objects": list(self.skipped),
+                        "excluded_objects": list(self.excluded),
                         "shapes_made": self.shape_cache.made,
                         "shapes_shared": self.shape_cache.reused})
 
@@ -302,20 +311,6 @@ def check_scene(objects=None, clearance=None, *, collection=None, ignore=(), ign
 
 
 # --- which objects ---------------------------------------------------------------------------
-def _entries_to_check(objects, collection, ignore, everything, proxies, depsgraph=None,
-                      include_hidden=False, include_cutters=False):
-    """(entries, skipped): what to check among ``objects`` (or the collection's, or
-    ``everything``), and (name, reason) of what is left out with a reason worth telling: what
-    could not be checked, and what a rule excluded ("excluded: " and the reason; see
-    ``collect.collect_entries``, which returns the two apart)."""
-    collected = collect_entries(objects, collection, ignore, everything, proxies,
-                                depsgraph or bpy.context.evaluated_depsgraph_get(),
-                                include_hidden=include_hidden, include_cutters=include_cutters)
-    return collected.entries, collected.skipped + [(name, "excluded: " + why)
-                                                   for name, why in collected.excluded]
-
-
-
 # --- shapes ---------------------------------------------------------------------------------
 class _Unshareable(Exception):
     """The object's shape may depend on more than its own data and settings."""

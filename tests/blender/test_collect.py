@@ -433,11 +433,11 @@ def test_what_the_proxy_rules_exclude_is_excluded_with_their_reason(addon):
     result = collected()
     assert [e.name for e in result.entries] == ["Crate"]
     assert result.excluded == [("Marker-noimp", "removed by Godot on import (-noimp)")]
-    # The level check lists it among what it left out, as before this stage existed.
+    # The level check lists it among what it left out (not among what it could not check).
     stats = level_check.Stats()
     level_check.check_scene(stats=stats)
-    assert stats.skipped_objects == [("Marker-noimp",
-                                      "excluded: removed by Godot on import (-noimp)")]
+    assert stats.skipped_objects == []
+    assert stats.excluded_objects == [("Marker-noimp", "removed by Godot on import (-noimp)")]
 
 
 def test_ignore_names_and_patterns_that_match_nothing_are_returned(rock):
@@ -475,14 +475,15 @@ def test_entries_carry_collections_properties_and_passive(rock):
     assert instance.collections == ("Assets",)       # the scatter is in the scene's collection
 
 
-def test_level_check_keeps_entry_and_the_entries_to_check_wrapper(rock):
+def test_level_check_keeps_entry_and_its_run_lists_what_it_left_out(rock):
     scatter("Scatter", [(0, 0, 0), (3, 0, 0)], rock)
+    cube("Marker-noimp", (9, 0, 0))
     assert level_check.Entry is collect.Entry
-    entries, skipped = level_check._entries_to_check(None, None, (),
-                                                     bpy.context.view_layer.objects,
-                                                     ProxyIndex())
-    assert [e.name for e in entries] == ["Scatter/Rock [instance 0]", "Scatter/Rock [instance 1]"]
-    assert skipped == []
+    run = level_check.LevelRun(None)
+    assert [e.name for e in run.pending] == ["Scatter/Rock [instance 0]",
+                                             "Scatter/Rock [instance 1]"]
+    assert run.skipped == []
+    assert run.excluded == [("Marker-noimp", "removed by Godot on import (-noimp)")]
     plain = collect.Entry("Rock", rock)
     assert (plain.mover, plain.instanced_by, plain.placement) == ("Rock", None, None)
 
