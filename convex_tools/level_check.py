@@ -17,12 +17,13 @@ An object's clearance, first match wins:
 A pair must keep the larger of its two objects' clearances. Name overrides match an object's
 reported name (an instance's path, e.g. ``Shelf/Crate.003``) or the name of the object it is.
 
-What is checked (``_entries_to_check``): every object with geometry, as the shape
-``objects.shape_from_object`` makes of it — through its collision proxies or compound rigid-body
-children when it has them (the proxies and children are then not checked on their own: a
-selected proxy stands for its owner) — and every object of every instanced collection, each
-instance with its own matrix and named by its path (``instances``). An Unreal proxy that names
-no object is skipped, with the reason.
+What is checked (``collect.collect_entries``): every object with geometry,
+as the shape ``objects.shape_from_object`` makes of it — through its collision proxies or compound
+rigid-body children when it has them (the proxies and children are then not checked on their own:
+a selected proxy stands for its owner) — and every instance of every kind (collection instances,
+geometry nodes, particles, vertex and face instancing), each with its own matrix and named by its
+path (``Shelf/Crate.003``, ``Scatter/Rock [instance 12]``). An Unreal proxy that names no object
+is skipped, with the reason; objects disabled in viewports and Boolean operands are excluded.
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
-from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
-                      world_matrix)
+from .collect import Entry, collect_entries
+from .objects import is_concave, settings_of, shape_from_object, world_matrix
 from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
-__all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
+__all__ = ["check_scene", "LevelRun", "Entry", "Finding", "CheckCancelled", "LevelCheck", "Stats",
            "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
            "report_csv", "report_table", "findings_drawing", "OVERLAY_KEY"]
 
@@ -94,8 +95,16 @@ class LevelRun:
             self.scene, engine or self.rules.defaults["engine"],
             one_hull_per_ucx if one_hull_per_ucx is not None
             else self.rules.defaults["one_hull_per_ucx"]))
-        self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
-                                                  self.proxies)
+        collected = collect_entries(objects, collection, ignore, everything, self.proxies,
+                                    self.depsgraph, include_hidden=include_hidden,
+                                    include_cutters=include_cutters)
+        self.pending, skipped = collected.entries, collected.skipped
+        # Left out by rule (disabled in viewports, Boolean cutters, -noimp, proxies' looks):
+        # listed, never an error.
+        self.excluded = list(collected.excluded)
+        self.unmatched_ignores = list(collected.unmatched_ignores)
+        self.warnings.extend(f"ignore {name!r} matches nothing"
+                             for name in self.unmatched_ignores)
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
@@ -202,6 +211,7 @@ class LevelRun:
         times = {**self.times, **(self.check.stats.times if self.check is not None else {})}
         return Stats(**{**base, "objects": len(self.shapes), "times": times,
                         "skipped_objects": list(self.skipped),
+                        "excluded_objects": list(self.excluded),
                         "shapes_made": self.shape_cache.made,
                         "shapes_shared": self.shape_cache.reused})
 
@@ -301,106 +311,6 @@ def check_scene(objects=None, clearance=None, *, collection=None, ignore=(), ign
 
 
 # --- which objects ---------------------------------------------------------------------------
-class Entry:
-    """One thing the level check measures: reported as ``name``, shaped from ``obj`` placed by
-    ``placement`` (None, or a collection instance's matrix in front of ``obj``'s),
-    ``instancers`` the empties leading to an instance (outermost first)."""
-
-    __slots__ = ("name", "obj", "placement", "instancers")
-
-    def __init__(self, name, obj, placement=None, instancers=()):
-        self.name, self.obj, self.placement, self.instancers = name, obj, placement, instancers
-
-    @property
-    def selectable(self):
-        """The object a user selects for it: the outermost instancer of an instance."""
-        return self.instancers[0] if self.instancers else self.obj
-
-    def __repr__(self):
-        return f"Entry({self.name!r})"
-
-
-def _entries_to_check(objects, collection, ignore, everything, proxies):
-    """(entries, skipped): what to check among ``objects`` (or the collection's, or
-    ``everything``), and (name, reason) of what is left out with a reason worth telling."""
-    if objects is not None:
-        objs = [resolve_object(o, "objects") for o in objects]
-    elif collection is not None:
-        objs = list(_collection(collection).all_objects)
-    else:
-        objs = list(everything)
-    ignored = _ignored_names(ignore)
-    entries, skipped, seen = [], [], set()
-
-    def consider(name, obj, placement=None, instancers=()):
-        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None and not (
-                obj.type == 'EMPTY' and obj.name in proxies.excluded):
-            return                       # (a Godot -colonly Empty is a collider)
-        owner = proxies.owner_of(obj)
-        if owner is not None:            # a proxy or compound child stands for its owner
-            obj = owner
-            name = name[:len(name) - len(name.rsplit(instances.SEPARATOR, 1)[-1])] + owner.name
-        if name in seen:
-            return
-        seen.add(name)
-        if any(_is_ignored(n, ignored) for n in {name, obj.name, *(o.name for o in instancers)}):
-            return
-        if obj.name in proxies.orphans:
-            skipped.append((name, proxies.orphans[obj.name]))
-            return
-        if obj.name in proxies.excluded:     # left out by the engine's rules, not an error
-            skipped.append((name, "excluded: " + proxies.excluded[obj.name]))
-            return
-        entries.append(Entry(name, obj, placement, instancers))
-
-    for obj in objs:
-        if instances.is_instancer(obj):
-            if not _is_ignored(obj.name, ignored):
-                for inst in instances.expand(obj):
-                    consider(inst.name, inst.obj, inst.placement, inst.instancers)
-        else:
-            consider(obj.name, obj)
-    return entries, skipped
-
-
-def _collection(item):
-    if isinstance(item, bpy.types.Collection):
-        return item
-    coll = bpy.data.collections.get(str(item))
-    if coll is None:
-        raise ValueError(f"there is no collection named {item!r}")
-    return coll
-
-
-def _ignored_names(ignore):
-    """(exact names, patterns) of everything ``ignore`` names."""
-    if isinstance(ignore, (str, bpy.types.ID)):
-        ignore = [ignore]
-    names, patterns = set(), []
-    for item in ignore or ():
-        if isinstance(item, bpy.types.Collection):
-            names.update(o.name for o in item.all_objects)
-        elif isinstance(item, bpy.types.Object):
-            names.add(item.name)
-        elif isinstance(item, str):
-            coll = bpy.data.collections.get(item)
-            if coll is not None:
-                names.update(o.name for o in coll.all_objects)
-            if any(ch in item for ch in "*?["):
-                patterns.append(item)
-            else:
-                names.add(item)
-        else:
-            raise ValueError(f"ignore takes objects, collections, names or name patterns, "
-                             f"got {type(item).__name__}")
-    return names, patterns
-
-
-def _is_ignored(name, ignored):
-    names, patterns = ignored
-    return name in names or any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 # --- shapes ---------------------------------------------------------------------------------
 class _Unshareable(Exception):
     """The object's shape may depend on more than its own data and settings."""
