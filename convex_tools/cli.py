@@ -542,8 +542,10 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
         objects_excluded=_listed(getattr(level_run, "excluded", ())),
         objects_unchecked=[{"object": n, "reason": r} for n, r in unchecked],
         unmatched=_unmatched(args, level_run, scene) + groups,
-        warnings=[str(w) for w in getattr(level_run, "warnings", ())
-                  if str(w) not in {f"{g} matches no object" for g in groups}],
+        warnings=[str(w) for w in getattr(level_run, "warnings", ()) if str(w) not in
+                  {f"{g} matches no object" for g in groups} |
+                  {f"ignore {p!r} matches nothing"
+                   for p in getattr(level_run, "unmatched_ignores", ())}],
         rules=None if rules is None or not rules.source else
         {"path": rules.source, "sha256": rules.sha256})
     return section, _Checked(findings, stats, level_run, scene, label, interrupted)
@@ -573,7 +575,11 @@ def _unmatched(args, level_run, scene) -> list:
     def matches(pattern, names):
         return pattern in names or any(fnmatch.fnmatchcase(n, pattern) for n in names)
 
-    out = [f"--ignore {p}" for p in args.ignore if not matches(p, objects | collections)]
+    # The collector knows what each --ignore left out (instances included).
+    unmatched_ignores = getattr(level_run, "unmatched_ignores", None)
+    if unmatched_ignores is None:
+        unmatched_ignores = [p for p in args.ignore if not matches(p, objects | collections)]
+    out = [f"--ignore {p}" for p in unmatched_ignores]
     out += [f"--ignore-pair {a} {b}" for a, b in args.ignore_pair
             if not (matches(a, objects) and matches(b, objects))]
     out += [f"--object-clearance {p}" for p, _ in args.object_clearance
