@@ -568,10 +568,17 @@ def entry_info(entry, shape) -> EntryInfo:
 
 
 # --- clearances -----------------------------------------------------------------------------
+# Objects whose own clearance could not be read, by the entry list ``_clearance_levels`` last
+# read (``id`` of ``LevelRun.kept`` -> [(name, reason)]): the command line leaves them out of the
+# findings and lists them as unchecked, instead of failing the whole run.
+UNCHECKED = {}
+
+
 def _clearance_levels(entries, overrides):
     """(flag, own) per entry, None where none: a command-line override matching its reported
     name or its object's name; its object's own clearance (``object_clearance``), else an
-    instancer's."""
+    instancer's. An entry whose own value is unusable gets None and is listed in ``UNCHECKED``
+    with the reason."""
     patterns = []
     exact = {}
     for key, value in (overrides or {}).items():
@@ -580,6 +587,7 @@ def _clearance_levels(entries, overrides):
         else:
             exact[key] = value
     flag, own = [], []
+    unchecked = []
     for entry in entries:
         value = None
         if exact or patterns:
@@ -589,17 +597,24 @@ def _clearance_levels(entries, overrides):
                 value = next((v for p, v in patterns for n in names
                               if fnmatch.fnmatchcase(n, p)), None)
         flag.append(value)
-        value = object_clearance(entry.obj)
-        for source in reversed(entry.instancers):
-            if value is not None:
-                break
-            value = object_clearance(source)
+        try:
+            value = object_clearance(entry.obj)
+            for source in reversed(entry.instancers):
+                if value is not None:
+                    break
+                value = object_clearance(source)
+        except ValueError as problem:
+            unchecked.append((entry.name, str(problem)))
+            value = None
         own.append(value)
+    UNCHECKED.clear()
+    UNCHECKED[id(entries)] = unchecked
     return flag, own
 
 
 def object_clearance(obj):
-    """The object's own clearance (custom property, then Convex settings), or None."""
+    """The object's own clearance (custom property, then Convex settings), or None; a
+    ``ValueError`` saying what is wrong with an unusable custom property."""
     value = obj.get(CLEARANCE_PROPERTY)
     if value is not None:
         try:
@@ -784,29 +799,8 @@ def clear_findings():
 
 
 # --- report files -----------------------------------------------------------------------------
-# First line of the CSV report of a check that did not run to the end. It is not a row: a
-# reader that expects the header there stops rather than take part of a level for all of it.
-INCOMPLETE_CSV_MARK = "# INCOMPLETE"
-
-
-def json_report(findings, complete=True, reason="", **meta) -> str:
-    """The JSON report: ``"complete"`` says whether the check ran to the end (else
-    ``"incomplete_reason"`` says why not, and the findings are those found before it stopped),
-    then ``meta`` (file, options...), the counts and every finding."""
-    status = {"complete": bool(complete)}
-    if not complete:
-        status["incomplete_reason"] = reason
-    return report_json(findings, **status, **meta)
-
-
-def csv_report(findings, complete=True, reason="") -> str:
-    """The CSV report: a header and one row a finding, after an ``INCOMPLETE_CSV_MARK`` line
-    when the check did not run to the end."""
-    text = report_csv(findings)
-    if complete:
-        return text
-    return (f"{INCOMPLETE_CSV_MARK}: {reason}; the rows are the findings found before it "
-            f"stopped\n{text}")
+# The report writers live in ``core.report``; these names stay importable from here.
+from .core.report import INCOMPLETE_CSV_MARK, csv_report, json_report  # noqa: E402,F401
 
 
 # --- findings stored in the scene (the operator's list) --------------------------------------

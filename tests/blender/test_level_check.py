@@ -135,11 +135,14 @@ def test_clearances_argument_overrides_by_name_or_pattern(empty_scene):
     assert f.clearance == 0.4
 
 
-def test_malformed_custom_clearance_is_a_clear_error(empty_scene):
+def test_malformed_custom_clearance_leaves_that_object_unchecked_with_the_reason(empty_scene):
+    # Issue 19: one object's bad property no longer fails the whole check; it is listed (the
+    # command line leaves it out of the findings and reports it as unchecked).
     cube("A", (0, 0, 0))["convex_clearance"] = "wide"
     cube("B", (3, 0, 0))
-    with pytest.raises(ValueError, match="convex_clearance"):
-        level_check.check_scene()
+    assert level_check.check_scene() == []
+    assert list(level_check.UNCHECKED.values()) == [
+        [("A", "A: custom property convex_clearance must be a number, got 'wide'")]]
 
 
 def test_touch_tolerance_separates_touching_from_overlapping(empty_scene):
