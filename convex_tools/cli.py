@@ -517,11 +517,7 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
     stats = level_run.stats
     stats.times["load"] = loaded - t0
 
-    unchecked = level_check.UNCHECKED.get(id(level_run.kept), [])
-    if unchecked:
-        gone = {name for name, _ in unchecked}
-        findings = [f for f in findings
-                    if not gone & {f.object_a, f.object_b, *(f.objects or ())}]
+    unchecked = level_run.unchecked
     # Rule groups that match no object of this file: a warning only if they match nothing in
     # any file (``core.gate``), as the options' patterns.
     rules = getattr(level_run, "rules", None)
@@ -536,7 +532,7 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
         scene=scene.name,
         units={"system": units.system, "scale_length": float(units.scale_length),
                "length_unit": units.length_unit},
-        objects_checked=stats.objects - len(unchecked),
+        objects_checked=stats.objects,
         objects_with_own_clearance=level_run.own_clearances,
         objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped],
         objects_excluded=_listed(getattr(level_run, "excluded", ())),

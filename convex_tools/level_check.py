@@ -128,6 +128,7 @@ class LevelRun:
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
+        self.unchecked = []       # (name, reason): an unusable setting of its own (once built)
         self.check = None
         self.times = {"collect": time.perf_counter() - t0, "shapes": 0.0}
 
@@ -257,7 +258,18 @@ class LevelRun:
         t0 = time.perf_counter()
         table = PoseTable.from_shapes(self.shapes)
         aabbs = world_aabbs(self.shapes, table)
-        flag, own = _clearance_levels(self.kept, self.options["clearances"])
+        flag, own, unchecked = _clearance_levels(self.kept, self.options["clearances"])
+        if unchecked:
+            # An object whose own setting is unusable is left unchecked, with the reason; the
+            # run goes on.
+            self.unchecked = unchecked
+            keep = [k for k, e in enumerate(self.kept) if e.name not in dict(unchecked)]
+            self.shapes = [self.shapes[k] for k in keep]
+            self.names = [self.names[k] for k in keep]
+            self.kept = [self.kept[k] for k in keep]
+            flag, own = [flag[k] for k in keep], [own[k] for k in keep]
+            table = PoseTable.from_shapes(self.shapes)
+            aabbs = world_aabbs(self.shapes, table)
         self.own_clearances = sum(f is not None or o is not None for f, o in zip(flag, own))
         infos = [entry_info(entry, shape) for entry, shape in zip(self.kept, self.shapes)]
         self.times["aabbs"] = time.perf_counter() - t0
@@ -568,17 +580,11 @@ def entry_info(entry, shape) -> EntryInfo:
 
 
 # --- clearances -----------------------------------------------------------------------------
-# Objects whose own clearance could not be read, by the entry list ``_clearance_levels`` last
-# read (``id`` of ``LevelRun.kept`` -> [(name, reason)]): the command line leaves them out of the
-# findings and lists them as unchecked, instead of failing the whole run.
-UNCHECKED = {}
-
-
 def _clearance_levels(entries, overrides):
-    """(flag, own) per entry, None where none: a command-line override matching its reported
+    """(flag, own, unchecked): per entry, None where none: a command-line override matching its reported
     name or its object's name; its object's own clearance (``object_clearance``), else an
-    instancer's. An entry whose own value is unusable gets None and is listed in ``UNCHECKED``
-    with the reason."""
+    instancer's; and (name, reason) of the entries whose own value is unusable (they get
+    None)."""
     patterns = []
     exact = {}
     for key, value in (overrides or {}).items():
@@ -607,9 +613,7 @@ def _clearance_levels(entries, overrides):
             unchecked.append((entry.name, str(problem)))
             value = None
         own.append(value)
-    UNCHECKED.clear()
-    UNCHECKED[id(entries)] = unchecked
-    return flag, own
+    return flag, own, unchecked
 
 
 def object_clearance(obj):
