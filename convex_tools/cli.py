@@ -147,6 +147,31 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("--touch-tolerance", type=_length, default=None, metavar="M",
                         help="overlaps no deeper than this are touching, not findings "
                              "(default 0.0001)")
+    traversal = parser.add_argument_group(
+        "traversal", "where a player capsule can stand and go (Recast's agent; the rules' "
+                     "[traversal] table gives the defaults)")
+    traversal.add_argument("--traversal", action="store_true",
+                           help="also check traversal: standable areas the player cannot "
+                                "reach from its starts, and the narrow passages, low beams and "
+                                "high steps that cut them off")
+    traversal.add_argument("--agent-radius", type=_positive, default=None, metavar="M",
+                           help="agent radius (default 0.35)")
+    traversal.add_argument("--agent-height", type=_positive, default=None, metavar="M",
+                           help="agent height (default 1.8)")
+    traversal.add_argument("--max-step", type=_length, default=None, metavar="M",
+                           help="highest step the agent climbs (default 0.45)")
+    traversal.add_argument("--max-slope", type=_degrees, default=None, metavar="DEG",
+                           help="steepest walkable slope (default 45)")
+    traversal.add_argument("--cell", type=_positive, default=None, metavar="M",
+                           help="grid cell size (default: agent radius / 3)")
+    traversal.add_argument("--start", action="append", default=None, metavar="NAME|X,Y,Z",
+                           help="a start: an object (its origin; patterns allowed) or a point "
+                                "(repeatable; default: objects named PlayerStart*)")
+    traversal.add_argument("--min-area", type=_length, default=None, metavar="M2",
+                           help="smallest unreachable region reported (default 1.0)")
+    traversal.add_argument("--map", metavar="PATH",
+                           help="picture of the traversal map seen from above (one file only; "
+                                "suffix as --picture)")
     _add_gate_options(parser)
     _add_report_options(parser)
     parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
@@ -196,6 +221,24 @@ def _length(text):
         raise argparse.ArgumentTypeError(f"expected a length in metres, got {text!r}") from None
     if not math.isfinite(value) or value < 0.0:
         raise argparse.ArgumentTypeError(f"expected a length >= 0, got {text!r}")
+    return value
+
+
+def _positive(text):
+    value = _length(text)
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"expected a length > 0, got {text!r}")
+    return value
+
+
+def _degrees(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an angle in degrees, got {text!r}") \
+            from None
+    if not 0.0 <= value < 90.0:
+        raise argparse.ArgumentTypeError(f"expected an angle from 0 to under 90, got {text!r}")
     return value
 
 
@@ -320,6 +363,10 @@ def _options(args, tolerance) -> dict:
         "include_hidden": bool(args.include_hidden),
         "include_cutters": bool(args.include_cutters),
         "engine": args.engine,
+        "traversal": None if not args.traversal else {
+            "agent_radius": args.agent_radius, "agent_height": args.agent_height,
+            "max_step": args.max_step, "max_slope": args.max_slope, "cell": args.cell,
+            "start": args.start, "min_area": args.min_area},
     }
 
 
@@ -349,6 +396,12 @@ def _check_arguments(args):
             raise UsageError("error: --shard writes its findings with --json PATH")
     if args.picture and len(set(args.files)) > 1:
         raise UsageError("error: --picture draws one level; give one file")
+    if args.map and len(set(args.files)) > 1:
+        raise UsageError("error: --map draws one level; give one file")
+    if args.map and not args.traversal:
+        raise UsageError("error: --map draws the traversal map: give --traversal too")
+    if args.shard is not None and args.map:
+        raise UsageError("error: --map does not go with --shard")
     _check_gate_arguments(args)
 
 
@@ -479,6 +532,7 @@ class _Checked:
     scene: object
     label: str
     interrupted: str = ""
+    traversal: object = None     # traversal_check.TraversalRun, with --traversal
 
 
 def _check_file(args, path, load, tolerance, out, err, several=False):
@@ -516,6 +570,12 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
         raise UsageError(f"error: {problem}") from None
     stats = level_run.stats
     stats.times["load"] = loaded - t0
+    travel = None
+    if args.traversal and not interrupted:
+        travel, interrupted = _traversal(args, level_run, progress)
+        if travel is not None:
+            findings = sorted(findings + travel.findings, key=lambda f: f.sort_key())
+            stats.times["traversal"] = travel.seconds
 
     unchecked = level_run.unchecked
     # Rule groups that match no object of this file: a warning only if they match nothing in
@@ -543,8 +603,30 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
                   {f"ignore {p!r} matches nothing"
                    for p in getattr(level_run, "unmatched_ignores", ())}],
         rules=None if rules is None or not rules.source else
-        {"path": rules.source, "sha256": rules.sha256})
-    return section, _Checked(findings, stats, level_run, scene, label, interrupted)
+        {"path": rules.source, "sha256": rules.sha256},
+        traversal=None if travel is None else travel.summary())
+    return section, _Checked(findings, stats, level_run, scene, label, interrupted, travel)
+
+
+def _traversal(args, level_run, progress):
+    """(the traversal check of the level ``level_run`` collected, or None when interrupted;
+    what interrupted it)."""
+    from . import traversal_check
+
+    t0 = time.perf_counter()
+    try:
+        travel = traversal_check.run_traversal(
+            level_run=level_run, starts=args.start, min_area=args.min_area, jobs=args.jobs,
+            radius=args.agent_radius, height=args.agent_height, max_step=args.max_step,
+            max_slope=args.max_slope, cell=args.cell,
+            progress=lambda done, total: progress.update(done / max(total, 1),
+                                                         f"traversal ({done}/{total} tiles)"))
+    except KeyboardInterrupt:
+        return None, "interrupted (Ctrl-C) during the traversal check"
+    except ValueError as problem:
+        raise UsageError(f"error: {problem}") from None
+    travel.seconds = time.perf_counter() - t0
+    return travel, ""
 
 
 def _listed(items):
@@ -619,8 +701,15 @@ def _gate_and_write(args, report, baseline, reports, out, err, interrupted=False
                                     picture_of.scene)
         if picture_note:
             notes.append(picture_note)
-    _print(args, report, reports, out, err, notes, picture_written=bool(
-        getattr(args, "picture", None) and picture_of is not None and not picture_note))
+    written = [args.picture] if getattr(args, "picture", None) and picture_of is not None \
+        and not picture_note else []
+    if getattr(args, "map", None) and picture_of is not None:
+        map_note = _map_picture(args, picture_of, interrupted)
+        if map_note:
+            notes.append(map_note)
+        else:
+            written.append(args.map)
+    _print(args, report, reports, out, err, notes, picture_written=written)
     if interrupted:
         return EXIT_INTERRUPTED
     return code
@@ -669,7 +758,7 @@ def _prune_baseline(baseline, report, interrupted) -> str:
            f"{baseline.path}"
 
 
-def _print(args, report, reports, out, err, notes, picture_written=False):
+def _print(args, report, reports, out, err, notes, picture_written=()):
     """stdout: what the user asked for; stderr: warnings and errors, so that --quiet keeps
     them."""
     from .core import report as core_report
@@ -712,8 +801,7 @@ def _print(args, report, reports, out, err, notes, picture_written=False):
                          if e.startswith("--strict")]
     if not args.quiet:
         written = [p for p in reports.paths if p != "-"]
-        if picture_written:
-            written.append(args.picture)
+        written += list(picture_written or ())
         if written:
             incomplete = " (marked incomplete)" if not report["complete"] and reports.paths \
                 else ""
@@ -861,7 +949,7 @@ def _check_outputs(args):
     a folder not written to, a picture suffix of no known format."""
     from . import files
 
-    for option in REPORT_OPTIONS + ("--picture", "--write-baseline"):
+    for option in REPORT_OPTIONS + ("--picture", "--map", "--write-baseline"):
         path = getattr(args, option[2:].replace("-", "_"), None)
         if not path:
             continue
@@ -870,7 +958,7 @@ def _check_outputs(args):
         if os.path.isdir(files.resolved(path)):
             raise UsageError(f"error: {option} {path} is a folder; give a file name, e.g. "
                              f"{os.path.join(path, _EXAMPLE_NAMES[option])}")
-        if option == "--picture":
+        if option in ("--picture", "--map"):
             from .picture import picture_format
             try:
                 picture_format(path)
@@ -884,7 +972,7 @@ def _check_outputs(args):
 
 
 _EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--junit": "report.xml",
-                  "--sarif": "report.sarif", "--picture": "findings.png",
+                  "--sarif": "report.sarif", "--picture": "findings.png", "--map": "map.png",
                   "--write-baseline": "baseline.json"}
 
 
@@ -1065,6 +1153,22 @@ def _picture(args, findings, level_run, scene) -> str:
             data = temporary.data
             bpy.data.objects.remove(temporary)
             bpy.data.cameras.remove(data)
+    return ""
+
+
+def _map_picture(args, checked, interrupted) -> str:
+    """Render the traversal map seen from above; an empty string when it worked, else a note
+    saying why not."""
+    from . import traversal_check
+
+    if interrupted or checked.traversal is None:
+        return _no_picture(args.map, "the check was interrupted")
+    width, height = args.picture_size
+    try:
+        traversal_check.map_picture(os.path.abspath(args.map), checked.traversal,
+                                    checked.scene, width, height)
+    except Exception as problem:  # the reports are written already; say why there is no map
+        return _no_picture(args.map, f"{type(problem).__name__}: {problem}")
     return ""
 
 

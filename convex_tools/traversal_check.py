@@ -52,7 +52,10 @@ class TraversalRun:
     start_names: list
 
     def summary(self) -> dict:
-        return {**self.result.summary(), "starts": self.start_names}
+        """The report's ``traversal`` record: agent, grid, areas, the starts asked for and
+        where they stand."""
+        summary = self.result.summary()
+        return {**summary, "placed_starts": summary["starts"], "starts": self.start_names}
 
 
 def agent_of(rules, **given) -> traversal.Agent:
@@ -107,15 +110,20 @@ def _point_of(start):
 
 def run_traversal(objects=None, *, collection=None, ignore=(), rules=None, scene=None,
                   context=None, starts=None, min_area=None, jobs=1, progress=None,
-                  engine=None, include_hidden=False, include_cutters=False,
+                  engine=None, include_hidden=False, include_cutters=False, level_run=None,
                   **agent) -> TraversalRun:
     """The traversal check of the scene's level (see the module doc); ``agent``: radius,
-    height, max_step, max_slope, cell (None: the rules', else the default)."""
-    run = level_check.LevelRun(objects, None, collection=collection, ignore=ignore,
-                               rules=rules, scene=scene, context=context, engine=engine,
-                               include_hidden=include_hidden,
-                               include_cutters=include_cutters)
-    run.step(1e9, shapes_only=True)
+    height, max_step, max_slope, cell (None: the rules', else the default). ``level_run``: a
+    ``LevelRun`` whose shapes are made already (the command line's, after the level check):
+    its level is used instead of collecting it again."""
+    run = level_run
+    if run is None:
+        run = level_check.LevelRun(objects, None, collection=collection, ignore=ignore,
+                                   rules=rules, scene=scene, context=context, engine=engine,
+                                   include_hidden=include_hidden,
+                                   include_cutters=include_cutters)
+    if run.check is None:
+        run.step(1e9, shapes_only=True)
     check = run.check
     assign = check.assign
     walkable = [g.walkable if g is not None and g.walkable is not None else bool(static)

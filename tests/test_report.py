@@ -214,7 +214,7 @@ def test_the_check_of_every_report_a_test_wrote_finds_a_broken_one(tmp_path):
     ({"kind": "narrow", "width": 0.45}, "width 0.450 m"),
     ({"kind": "low_headroom", "clearance": 1.5}, "headroom 1.50 m"),
     ({"kind": "step", "height": 0.6}, "step 0.600 m"),
-    ({"kind": "unreachable", "cells": 12}, "12 cells"),
+    ({"kind": "unreachable", "cells": 12, "area": 8.55}, "area 8.55 m²"),
 ])
 def test_traversal_findings_say_what_is_too_small(extra, text):
     f = {"object_a": "Beam", "object_b": None, "distance": None, "clearance": 0.0,

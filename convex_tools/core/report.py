@@ -30,12 +30,13 @@ import datetime
 import hashlib
 import io
 import json
+import math
 import os
 import tomllib
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-from .units import PLAIN, Units
+from .units import LENGTH_UNITS, PLAIN, Units, significant
 
 # Version of the report's layout (``docs/report.schema.json``). Fields are added, never renamed;
 # a change that a reader of an earlier version would misread raises it.
@@ -137,9 +138,22 @@ def measure_text(f, units=None) -> str:
         if kind != "unreachable" and isinstance(value, (int, float)) and \
                 (key != "clearance" or kind == "low_headroom"):
             return f"{word} {length_text(value, units)}"
-    if f.get("cells"):
-        return f"{f['cells']} cells"
+    if kind == "unreachable" and isinstance(f.get("area"), (int, float)):
+        return f"area {area_text(f['area'], units)}"
     return "-"
+
+
+def area_text(value, units=None) -> str:
+    """An area (square Blender units) in the units' area: "8.55 m²"."""
+    if units_of(units).system not in ("METRIC", "IMPERIAL"):
+        return f"{value:.3g}"
+    scene = units_of(units)
+    # The unit a length of the square's side would be shown in, squared.
+    symbol = length_text(math.sqrt(max(float(value), 0.0)), units).partition(" ")[2]
+    factor = next((f for f, sym in LENGTH_UNITS.values() if sym == symbol), None)
+    if factor is None:
+        return f"{value:.3g}"
+    return f"{significant(float(value) * scene.scale_length ** 2 / factor ** 2)} {symbol}²"
 
 
 def with_part(name, part) -> str:
@@ -252,9 +266,10 @@ def report_table(findings, limit=None, header=True, units=None) -> str:
 def file_section(file, *, findings=(), status=CHECKED, error=None, scene=None, units=None,
                  objects_checked=0, objects_with_own_clearance=0, objects_skipped=(),
                  objects_excluded=(), objects_unchecked=(), unmatched=(), warnings=(),
-                 rules=None) -> dict:
+                 rules=None, traversal=None) -> dict:
     """The report's section of one checked file (``findings``: ``Finding``s or their dicts,
-    in the check's order; ``rules``: the rules it was checked with, {"path", "sha256"})."""
+    in the check's order; ``rules``: the rules it was checked with, {"path", "sha256"};
+    ``traversal``: the traversal check's summary, when it ran)."""
     found = [dict(as_dict(f)) for f in findings]
     section = {"file": file, "status": status}
     if error is not None:
@@ -273,6 +288,8 @@ def file_section(file, *, findings=(), status=CHECKED, error=None, scene=None, u
         "counts": counts(found),
         "findings": found,
     })
+    if traversal is not None:
+        section["traversal"] = traversal
     return section
 
 

@@ -47,8 +47,17 @@ def test_demo_sh_builds_checks_and_matches_the_readme(demo):
     kinds = [f["kind"] for f in report["files"][0]["findings"]]
     assert [kinds.count(k) for k in ("overlap", "too_close", "sunk", "floating")] == \
         [18, 6, 3, 2]
-    # One finding per planted problem: none found twice (the script compares sets).
-    assert len(report["files"][0]["findings"]) == planted
+    # One finding per planted problem: none found twice (the script compares sets); and the
+    # traversal check's six (three places, each with its reason).
+    level = [f for f in report["files"][0]["findings"] if f["kind"] in
+             ("overlap", "too_close", "sunk", "floating")]
+    assert len(level) == planted
+    travel = sorted((f["kind"], f["object_a"]) for f in report["files"][0]["findings"]
+                    if f not in level)
+    assert travel == [("low_headroom", "Pen"), ("narrow", "Closet"), ("step", "Platform"),
+                      ("unreachable", "Floor"), ("unreachable", "Floor"),
+                      ("unreachable", "Platform")]
+    assert report["files"][0]["traversal"]["starts"] == ["PlayerStart"]
     assert "Saved as" not in done.stdout and "EGL" not in done.stderr
 
 
