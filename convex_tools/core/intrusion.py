@@ -1,0 +1,597 @@
+"""How deep a convex shape intrudes into a triangle mesh, as a level designer measures it.
+
+``mesh_intrusion(shape, mesh)`` answers the level check's question "how far is this prop sunk
+into the floor, pushed into the wall?" on a ``TriangleMesh`` (issue 18, *depth against a
+triangle mesh*). A mesh is a surface: each triangle is one-sided, free space in front of it
+(``trimesh``), so the depth is measured triangle by triangle:
+
+- **A triangle's depth** is the length of the shortest translation that separates A from that
+  triangle without pushing A through the triangle's back — a translation v with v·n ≥ 0 (n the
+  front normal). With P = T − A (the translations at which A + v meets T), that is the distance
+  from the origin to the part of P's boundary on the front side.
+- **The intrusion** is the largest triangle depth over the triangles A touches deeper than
+  ``touch_tolerance``, with every such triangle listed in ``contacts``. So a crate sunk d into a
+  floor beside a step is d deep, pushed w into a wall w deep (not the wall's thickness), both
+  max(d, w); never more than the largest single intrusion.
+
+**Computing a triangle's depth.** The nearest front-side boundary point of P lies either in the
+open front half-space, where it is the foot of a facet of P whose normal points to the front,
+or on the plane v·n = 0. Hence two candidates, the depth being the smaller:
+
+1. *Out of the front.* For each candidate direction d (unit, d·n ≥ 0), moving A by
+   h_T(d) + h_A(−d) along d separates it (h the support function). On a polytope A the
+   facet normals of P are the triangle's normal, A's face normals and the cross products of a
+   triangle edge with an A edge, so the minimum over those is exact. On a curved A the exact
+   unconstrained penetration direction (EPA on the triangle) is the answer when it points to
+   the front; otherwise the normal (and the in-plane edge normals) bound it, and the sideways
+   candidate below decides.
+2. *Sideways, in the triangle's plane.* Moving A by v with v·n = 0, only A's cross-section
+   C = A ∩ plane(T) matters, so this is the 2D penetration depth of the triangle and C: on a
+   polytope the cross-section polygon is made from A's edges crossing the plane and the 2D
+   separating axes are the triangle's edge normals and A's face normals projected into the
+   plane; on a curved A, a 2D EPA on T − C whose support of C comes from A's (a bisection on
+   the direction's tilt out of the plane: ``_section_support``).
+
+A's *shadow* on the plane would overstate the sideways push of a tilted crate or of a ball
+under a step's edge; the cross-section is what moving in the plane has to clear.
+
+**Cost.** Triangles come from the mesh's box tree (those whose boxes meet A's box). One support
+of A per candidate triangle (A's reach behind its plane, h_P(n)) bounds its depth from above,
+so triangles whose bound is within ``touch_tolerance`` — every triangle under an object resting
+on the floor — are dropped in one numpy pass. The remaining ones are done together in numpy on
+boxes and small hulls (``_PolytopeModel``), and one by one on the other shapes.
+
+Layering (docs/ARCHITECTURE.md): a concave query, beside ``concave``; uses ``bvh``,
+``trimesh``, ``gjk`` and ``penetration``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import bvh, gjk, validation
+from .penetration import penetration as convex_penetration
+from .hull import Hull
+from .shapes import Box, Point, Rectangle, Segment, Transformed
+from .trimesh import Triangle, TriangleMesh
+
+# A direction counts as front-side when d·n ≥ −FRONT_SLACK: the in-plane candidates (edge
+# normals, cross products with A's vertical edges) have d·n zero up to rounding.
+FRONT_SLACK = 1e-9
+
+# Cross products of a triangle edge and an A edge shorter than this (both unit: the sine of
+# their angle) are parallel edges, which span no facet of T − A; dropped.
+PARALLEL_SINE = 1e-9
+
+# A vertex of A within this fraction of the scene's size of a triangle's plane lies on it (it
+# belongs to the cross-section): bounds the rounding of its height above the plane.
+PLANE_TOLERANCE = 1e-12
+
+# Boxes and hulls with at most this many distinct edge directions are handled as polytopes in
+# numpy: each direction gives 6 candidate axes per triangle, each a pass over A's vertices.
+# Beyond it (a 500-vertex scan) the generic path, EPA per triangle, is cheaper.
+MAX_POLYTOPE_EDGE_DIRECTIONS = 64
+
+# Cap on the expansions of the one-sided EPA (``one_sided_depth``). Polytopes end in a few
+# dozen; on curved shapes the gap shrinks linearly (as EPA's), about a factor 100 per 6 steps.
+MAX_SIDED_STEPS = 128
+
+# The one-sided EPA stops when its upper and lower bounds on the depth are this fraction of the
+# scene's size apart (0.1 µm on a 1 m crate).
+SIDED_TOLERANCE = 1e-7
+
+
+@dataclass(slots=True)
+class Intrusion:
+    """The intrusion of a convex shape into a ``TriangleMesh`` (``mesh_intrusion``).
+
+    ``depth`` is the deepest triangle's depth; ``normal`` (unit) points from the shape toward
+    the mesh, so translating the shape by ``-depth * normal`` resolves that triangle (the
+    ``Contact`` convention); ``point_a`` lies on the shape, ``point_b`` on the triangle, with
+    ``point_a - point_b == depth * normal`` wherever the triangle reaches the foot of the push
+    (else ``point_b`` is the triangle's point nearest that foot). ``part`` is the triangle's
+    row in the mesh's input ``triangles``; ``contacts`` lists ``(part, depth, normal)`` for
+    every touched triangle, deepest first.
+    """
+
+    depth: float
+    normal: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    part: int
+    contacts: list = field(default_factory=list)
+
+
+def mesh_intrusion(shape, mesh, touch_tolerance: float = 1e-4) -> Intrusion | None:
+    """Intrusion of the convex ``shape`` into ``mesh`` (both in world space), or None when it
+    touches no triangle deeper than ``touch_tolerance``. See the module for the definition."""
+    if not isinstance(mesh, TriangleMesh):
+        raise ValueError(f"mesh must be a TriangleMesh, got {type(mesh).__name__}")
+    shape = validation.shape("shape", shape)
+    tolerance = validation.finite_scalar("touch_tolerance", touch_tolerance)
+    if tolerance < 0.0:
+        raise ValueError(f"touch_tolerance must not be negative, got {tolerance}")
+    lower, upper = shape.aabb()
+    items = np.array([j for _, j in bvh.overlapping_pairs(bvh.AABBTree.single(lower, upper),
+                                                          mesh.tree)], dtype=np.int64)
+    if not len(items):
+        return None
+    model = _model(shape)
+    corners = mesh.vertices[mesh.triangles[items]]                  # (K, 3, 3)
+    normals = mesh.normals[items]
+    offsets = np.einsum("ij,ij->i", normals, corners[:, 0])
+    # h_P(n): A's reach behind each plane bounds the triangle's depth from above.
+    reach = offsets - np.einsum("ij,ij->i", normals, model.support(-normals))
+    deep = np.flatnonzero(reach > tolerance)
+    if not len(deep):
+        return None
+    size = max(float(np.max(upper - lower)), float(np.ptp(corners[deep].reshape(-1, 3), axis=0)
+                                                   .max()))
+    found = model.depths(shape, corners[deep], normals[deep], offsets[deep], size)
+    touched = [(depth, d, hint, k) for k, (depth, d, hint) in enumerate(found)
+               if depth > tolerance]
+    if not touched:
+        return None
+    touched.sort(key=lambda t: -t[0])
+    contacts = [(mesh.part_id(int(items[deep[k]])), depth, -d) for depth, d, _, k in touched]
+    depth, d, hint, k = touched[0]
+    point_a, point_b = model.witness(depth, d, hint, corners[deep[k]], size)
+    return Intrusion(depth, -d, point_a, point_b, contacts[0][0], contacts)
+
+
+# --- shapes as vertex sets and polytopes --------------------------------------------------------
+
+def _model(shape):
+    """The cheapest exact handling of ``shape``: a ``_PolytopeModel`` for boxes and small hulls
+    (posed or not), else the generic one (vectorised supports where the shape is a vertex set
+    plus a margin: spheres, capsules, round boxes)."""
+    polytope = _polytope(shape)
+    if polytope is not None:
+        return polytope
+    return _GenericModel(shape)
+
+
+def _local_polytope(shape):
+    """(vertices, edges (E, 2), face normals) of a bare box or 3D hull in its own frame, or
+    None."""
+    if isinstance(shape, Box):
+        hx, hy, hz = shape.half_extents.tolist()
+        signs = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+        vertices = signs * (hx, hy, hz)
+        # Corners k and k ^ bit differ in one coordinate: the 12 edges.
+        edges = np.array([(k, k ^ bit) for k in range(8) for bit in (1, 2, 4) if k < k ^ bit])
+        return vertices, edges, np.eye(3)
+    if isinstance(shape, Hull) and shape.dim == 3:
+        vertices = np.asarray(shape.vertices, float)
+        faces = np.asarray(shape.faces)
+        e = np.concatenate((faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]))
+        edges = np.unique(np.sort(e, axis=1), axis=0)
+        p = vertices[faces]
+        normals = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        return vertices, edges, normals
+    return None
+
+
+def _polytope(shape):
+    """A ``_PolytopeModel`` of a box or small 3D hull, bare or ``Transformed``; else None."""
+    inner, matrix = (shape.shape, shape.matrix) if isinstance(shape, Transformed) else \
+        (shape, None)
+    local = _local_polytope(inner)
+    if local is None:
+        return None
+    vertices, edges, normals = local
+    directions = vertices[edges[:, 1]] - vertices[edges[:, 0]]
+    if matrix is not None:
+        linear = matrix[:3, :3]
+        vertices = vertices @ linear.T + matrix[:3, 3]
+        directions = directions @ linear.T
+        normals = normals @ np.linalg.inv(linear)          # the inverse transpose, row-wise
+    directions = _distinct_axes(directions)
+    if len(directions) > MAX_POLYTOPE_EDGE_DIRECTIONS:
+        return None
+    return _PolytopeModel(vertices, edges, _distinct_axes(normals), directions)
+
+
+def _distinct_axes(vectors):
+    """Unit vectors of ``vectors`` with parallel and opposite ones merged (signs are taken both
+    ways by the callers)."""
+    length = np.linalg.norm(vectors, axis=1)
+    v = vectors[length > 0.0] / length[length > 0.0, None]
+    # One sign per line: the first clearly non-zero coordinate positive.
+    lead = np.argmax(np.abs(v) > 0.5 / math.sqrt(3.0), axis=1)
+    v = v * np.sign(v[np.arange(len(v)), lead])[:, None]
+    _, keep = np.unique(np.round(v, 9), axis=0, return_index=True)
+    return v[np.sort(keep)]
+
+
+def _vertex_set(shape):
+    """World vertices (V, 3) of a box, rectangle, segment, point or hull, bare or ``Transformed``
+    (its support is the vertex of greatest d · x); else None."""
+    inner, matrix = (shape.shape, shape.matrix) if isinstance(shape, Transformed) else \
+        (shape, None)
+    if isinstance(inner, (Box, Rectangle)):
+        h = np.zeros(3)
+        h[:len(inner.half_extents)] = inner.half_extents
+        v = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * h
+    elif isinstance(inner, Segment):
+        v = np.array(((0.0, 0.0, -inner.half_length), (0.0, 0.0, inner.half_length)))
+    elif isinstance(inner, Point):
+        v = np.zeros((1, 3))
+    elif isinstance(inner, Hull):
+        v = np.asarray(inner.vertices, float)
+    else:
+        return None
+    if matrix is not None:
+        v = v @ matrix[:3, :3].T + matrix[:3, 3]
+    return v
+
+
+# --- boxes and hulls: every triangle in one numpy pass ------------------------------------------
+
+class _PolytopeModel:
+    """A polytope A as world ``vertices``, ``edges`` (index pairs), distinct unit face
+    ``normals`` and edge ``directions``: the facet normals of T − A are known, so a triangle's
+    depth is exact from finitely many axes (module, 1 and 2)."""
+
+    def __init__(self, vertices, edges, normals, directions):
+        self.vertices = vertices
+        self.edges = edges
+        self.normals = normals
+        self.directions = directions
+
+    def support(self, d):
+        """Support points (K, 3) along the rows of ``d`` (K, 3)."""
+        return self.vertices[np.argmax(d @ self.vertices.T, axis=1)]
+
+    def depths(self, shape, corners, normals, offsets, size):
+        """(depth, escape direction d, point on A, point on T) per triangle; depth 0 for a
+        triangle A does not touch. Moving A by depth · d separates it from the triangle."""
+        k = len(corners)
+        edges = corners[:, [1, 2, 0]] - corners                       # (K, 3, 3)
+        outward = _unit(np.cross(edges, normals[:, None, :]))         # in-plane edge normals
+        crosses = np.cross(edges[:, :, None, :], self.directions[None, None, :, :])
+        crosses = crosses.reshape(k, -1, 3)
+        length = np.linalg.norm(crosses, axis=2)
+        crosses = np.where((length > PARALLEL_SINE * np.linalg.norm(
+            edges, axis=2).repeat(len(self.directions), axis=1))[:, :, None],
+            crosses / np.maximum(length, np.finfo(float).tiny)[:, :, None], np.nan)
+        faces = np.broadcast_to(self.normals, (k,) + self.normals.shape)
+        # The facet normals of T − A, both ways: its complete set of separating axes.
+        axes = np.concatenate((normals[:, None, :], faces, crosses), axis=1)
+        axes = np.concatenate((axes, -axes), axis=1)                  # (K, D, 3)
+        overlap = self._overlap(corners, axes)
+        separated = np.nanmin(overlap, axis=1) < 0.0
+        front = np.einsum("kdi,ki->kd", axes, normals) >= -FRONT_SLACK
+        # Out of the front: the best front-side facet normal (in-plane edge normals with the
+        # shadow are upper bounds too, often exact: an upright crate at a step's edge).
+        candidates = np.concatenate((axes, outward), axis=1)
+        values = np.concatenate((np.where(front, overlap, np.inf),
+                                 self._overlap(corners, outward)), axis=1)
+        values = np.where(np.isnan(values), np.inf, values)
+        best = np.argmin(values, axis=1)
+        rows = np.arange(k)
+        depth = values[rows, best]
+        escape = candidates[rows, best]
+        # Sideways in the plane: 2D SAT of the triangle against A's cross-section.
+        side, side_escape, side_point = self._sideways(corners, normals, offsets, outward, size)
+        use_side = side < depth
+        depth = np.where(use_side, side, depth)
+        escape = np.where(use_side[:, None], side_escape, escape)
+        point_a = np.where(use_side[:, None], side_point, self.support(-escape))
+        depth = np.where(separated, 0.0, depth)
+        return list(zip(depth.tolist(), escape, point_a))
+
+    def contains(self, p, size):
+        """Whether ``p`` lies in A (to PLANE_TOLERANCE of ``size``): between A's extremes along
+        each face normal, which bound a polytope exactly."""
+        axes = self.normals
+        heights = self.vertices @ axes.T
+        x = axes @ p
+        slack = PLANE_TOLERANCE * size
+        return bool(np.all(x <= heights.max(axis=0) + slack)
+                    and np.all(x >= heights.min(axis=0) - slack))
+
+    def witness(self, depth, escape, hint, corners, size):
+        """(point on A, point on T) for a push of ``depth`` along ``escape``: a point of T's
+        leading feature (a corner, edge midpoint or the centre) whose pre-image
+        ``q − depth · escape`` lies in A, if any; else A's leading vertices' best foot."""
+        lead = corners @ escape
+        top = corners[lead >= lead.max() - PLANE_TOLERANCE * size]
+        for q in list(top) + [top.mean(axis=0), corners.mean(axis=0)] + \
+                [0.5 * (corners[i] + corners[(i + 1) % 3]) for i in range(3)]:
+            p = q - depth * escape
+            if abs(float((q - top[0]) @ escape)) <= PLANE_TOLERANCE * size and \
+                    self.contains(p, size):
+                return p, q
+        reach = self.vertices @ -escape
+        feature = self.vertices[reach >= reach.max() - PLANE_TOLERANCE * size]
+        return _nearest_foot([hint] + list(feature) + [feature.mean(axis=0)], depth, escape,
+                             corners)
+
+    def _overlap(self, corners, axes):
+        """h_T(d) + h_A(−d) for each triangle's axes (K, D, 3): how far A must move along d."""
+        h_t = np.einsum("kci,kdi->kdc", corners, axes).max(axis=2)
+        h_a = -np.einsum("vi,kdi->kdv", self.vertices, axes).min(axis=2)
+        return h_t + h_a
+
+    def _sideways(self, corners, normals, offsets, outward, size):
+        """Per triangle, the 2D penetration of the triangle and A's cross-section with its
+        plane: (depth, in-plane escape direction, the cross-section point leading it)."""
+        k = len(corners)
+        height = self.vertices @ normals.T - offsets                   # (V, K)
+        on_plane = np.abs(height) <= PLANE_TOLERANCE * size
+        h0, h1 = height[self.edges[:, 0]], height[self.edges[:, 1]]    # (E, K)
+        crossing = ((h0 < 0.0) & (h1 > 0.0)) | ((h0 > 0.0) & (h1 < 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(crossing, h0 / (h0 - h1), 0.0)
+        p0, p1 = self.vertices[self.edges[:, 0]], self.vertices[self.edges[:, 1]]
+        cut = p0[:, None, :] + t[:, :, None] * (p1 - p0)[:, None, :]   # (E, K, 3)
+        points = np.concatenate((np.broadcast_to(self.vertices[:, None, :],
+                                                 (len(self.vertices), k, 3)), cut))
+        valid = np.concatenate((on_plane, crossing))                   # (V + E, K)
+        # The cross-section's edges lie in A's faces: their in-plane normals are the faces'
+        # normals projected into the plane, both ways (T − C has −C's normals).
+        projected = self.normals[None, :, :] - np.einsum(
+            "fi,ki->kf", self.normals, normals)[:, :, None] * normals[:, None, :]
+        projected = _unit(projected)
+        axes = np.concatenate((outward, projected, -projected), axis=1)  # (K, D, 3)
+        h_t = np.einsum("kci,kdi->kdc", corners, axes).max(axis=2)
+        reach = np.einsum("pki,kdi->kdp", points, -axes)
+        reach = np.where(valid.T[:, None, :], reach, -np.inf)
+        lead = np.argmax(reach, axis=2)                                # (K, D)
+        value = h_t + np.take_along_axis(reach, lead[:, :, None], axis=2)[:, :, 0]
+        # No section point (A meets the plane only to rounding) or an axis that is none.
+        value = np.where(np.isfinite(value), value, np.inf)
+        best = np.argmin(value, axis=1)
+        rows = np.arange(k)
+        depth = value[rows, best]
+        point = points[lead[rows, best], rows]
+        return depth, axes[rows, best], point
+
+
+def _unit(v):
+    length = np.linalg.norm(v, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(length > 0.0, v / length, np.nan)
+
+
+def _nearest_foot(points, depth, escape, corners):
+    """(p, q): of the points ``points`` of A, the one whose foot ``p + depth · escape`` comes
+    nearest the triangle, and the triangle's point q nearest that foot."""
+    best = None
+    for p in points:
+        p = np.asarray(p, float)
+        q = _closest_on_triangle(p + depth * escape, corners)
+        miss = float(np.linalg.norm(p + depth * escape - q))
+        if best is None or miss < best[0]:
+            best = (miss, p, q)
+    return best[1], best[2]
+
+
+def _closest_on_triangle(p, corners):
+    """The point of the triangle ``corners`` (3, 3) nearest ``p`` (Ericson's region tests)."""
+    a, b, c = corners
+    ab, ac, ap = b - a, c - a, p - a
+    d1, d2 = ab @ ap, ac @ ap
+    if d1 <= 0.0 and d2 <= 0.0:
+        return a.copy()
+    bp = p - b
+    d3, d4 = ab @ bp, ac @ bp
+    if d3 >= 0.0 and d4 <= d3:
+        return b.copy()
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        return a + d1 / (d1 - d3) * ab
+    cp = p - c
+    d5, d6 = ab @ cp, ac @ cp
+    if d6 >= 0.0 and d5 <= d6:
+        return c.copy()
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        return a + d2 / (d2 - d6) * ac
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        return b + (d4 - d3) / ((d4 - d3) + (d5 - d6)) * (c - b)
+    denom = 1.0 / (va + vb + vc)
+    return a + ab * (vb * denom) + ac * (vc * denom)
+
+
+# --- any other convex shape: triangle by triangle -----------------------------------------------
+
+class _GenericModel:
+    """Any convex shape: supports one call per direction (vectorised for a vertex set plus a
+    margin: spheres, capsules, round boxes), and each triangle's depth from the one-sided EPA
+    (``one_sided_depth``)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+        core = shape.core if shape.margin > 0.0 else shape
+        self._vertices = _vertex_set(core)
+        self._margin = shape.margin
+
+    def support(self, d):
+        if self._vertices is not None:
+            p = self._vertices[np.argmax(d @ self._vertices.T, axis=1)]
+            if self._margin > 0.0:
+                p = p + self._margin * _unit(d)
+            return p
+        s = self.shape.support_xyz
+        return np.array([s(x, y, z) for x, y, z in d.tolist()], float).reshape(-1, 3)
+
+    def depths(self, shape, corners, normals, offsets, size):
+        out = []
+        for r in range(len(corners)):
+            if not gjk.intersect(_triangle(corners[r]), shape):
+                out.append((0.0, normals[r], corners[r][0]))
+                continue
+            depth, escape, _ = one_sided_depth(shape.support_xyz, corners[r], normals[r], size)
+            out.append((depth, escape, np.array(shape.support_xyz(*(-escape)), float)))
+        return out
+
+    def witness(self, depth, escape, hint, corners, size):
+        """(point on A, point on T): A's leading point ``hint`` and the triangle's point
+        nearest its foot."""
+        return _nearest_foot([hint], depth, escape, corners)
+
+
+def _triangle(corners):
+    """The triangle of three corner rows as a convex shape (the mesh's own class)."""
+    a, b, c = (tuple(float(x) for x in row) for row in corners)
+    return Triangle._from_floats(a, b, c)
+
+
+# --- the one-sided EPA --------------------------------------------------------------------------
+
+def one_sided_depth(support, corners, n, size):
+    """The depth of a convex shape A (its ``support_xyz``) against the triangle ``corners``
+    with front normal ``n``: the length of the shortest translation v with v·n ≥ 0 that
+    separates them, as (depth, unit escape direction, status).
+
+    With P = T − A (the translations at which A + v meets T) and H the front half-ball, the
+    depth is the largest r with r·H ⊂ P, that is the minimum over unit m of h_P(m) / h_H(m)
+    (a convex set lies in another when its support function is below the other's). That is
+    EPA with H in place of the unit ball (seed 000 §4): a polytope Q ⊂ P of support points of P
+    grows toward P; its face nearest in H's gauge (offset / h_H(normal)) bounds the depth from
+    below, the support of P along that normal from above, and the loop stops when they meet
+    (SIDED_TOLERANCE of ``size``). A minimum along a back-facing m is reached on H's rim: the
+    escape is then m's in-plane part, a push along the triangle's plane. ``status`` says how it
+    ended: "exact", "flat" (P has no volume: A lies flat in T's plane; the first bounds are
+    the answer), "stalled" (no support point beyond Q: the bounds are as close as rounding lets
+    them) or "iteration_limit"; the depth is always a translation that separates.
+    """
+    tri = [tuple(float(x) for x in row) for row in corners]
+    nx, ny, nz = (float(x) for x in n)
+
+    def support_p(m):
+        mx, my, mz = m
+        t = max(tri, key=lambda c: c[0] * mx + c[1] * my + c[2] * mz)
+        a = support(-mx, -my, -mz)
+        return (t[0] - a[0], t[1] - a[1], t[2] - a[2])
+
+    def gauge(offset, m):
+        """The largest r with r·H inside {x : m·x ≤ offset} (h_H(m): 1 toward the front, the
+        length of m's in-plane part toward the back, where H's farthest point is on its
+        rim)."""
+        along = m[0] * nx + m[1] * ny + m[2] * nz
+        reach = 1.0 if along >= 0.0 else math.sqrt(max(0.0, 1.0 - along * along))
+        if reach == 0.0:
+            return math.inf if offset >= 0.0 else -math.inf
+        return offset / reach
+
+    edges = np.asarray(corners)[[1, 2, 0]] - np.asarray(corners)
+    start = [(nx, ny, nz), (-nx, -ny, -nz)] + [tuple(u) for u in
+                                               _unit(np.cross(edges, n)).tolist()]
+    points = [support_p(m) for m in start]
+    best = (math.inf, start[0])
+    for m, w in zip(start, points):
+        bound = gauge(_dot(m, w), m)
+        if bound < best[0]:
+            best = (bound, m)
+    tolerance = SIDED_TOLERANCE * size
+    faces = _initial_faces(points, tolerance, gauge)
+    status = "exact"
+    if faces is None:
+        status = "flat"
+    else:
+        for _ in range(MAX_SIDED_STEPS):
+            lower, m, offset = min(faces, key=lambda f: f[0])[:3]
+            w = support_p(m)
+            bound = gauge(_dot(m, w), m)
+            if bound < best[0]:
+                best = (bound, m)
+            # Met: the bounds agree, or P reaches no farther than the face along its normal.
+            if best[0] - lower <= tolerance or _dot(m, w) - offset <= tolerance:
+                break
+            points.append(w)
+            grown = _add_point(faces, points, len(points) - 1, tolerance, gauge)
+            # Once Q holds r·H (lower > 0) it only grows, so its nearest face never comes
+            # nearer; if rounding says otherwise (w nearly in a face's plane), the polytope
+            # is no longer trusted.
+            if grown is None or (lower > 0.0
+                                 and min(f[0] for f in grown) < lower - tolerance):
+                status = "stalled"
+                break
+            faces = grown
+        else:
+            status = "iteration_limit"
+    depth, m = best
+    m = np.array(m)
+    if float(m @ n) < 0.0:
+        m = m - float(m @ n) * n
+        m = m / np.linalg.norm(m)
+    return max(depth, 0.0), m, status
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _face(points, i, j, k, gauge):
+    """A face record (gauge distance, unit outward normal, offset, (i, j, k)) of the
+    counter-clockwise triple, or None when it has no normal."""
+    a, b, c = points[i], points[j], points[k]
+    ux, uy, uz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    vx, vy, vz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    x, y, z = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    length = math.sqrt(x * x + y * y + z * z)
+    if length == 0.0:
+        return None
+    m = (x / length, y / length, z / length)
+    offset = _dot(m, a)
+    return (gauge(offset, m), m, offset, (i, j, k))
+
+
+def _initial_faces(points, slack, gauge):
+    """Face records of the convex hull of the first points: the largest tetrahedron among
+    them (two farthest apart, the farthest from their line, the farthest from that plane),
+    then the others added; None if the points are flat."""
+    p = np.array(points)
+    i0, i1 = divmod(int(np.argmax(((p[:, None, :] - p[None, :, :]) ** 2).sum(axis=2))),
+                    len(p))
+    line = p[i1] - p[i0]
+    off_line = np.linalg.norm(np.cross(p - p[i0], line), axis=1)
+    i2 = int(np.argmax(off_line))
+    normal = np.cross(line, p[i2] - p[i0])
+    heights = (p - p[i0]) @ normal
+    i3 = int(np.argmax(np.abs(heights)))
+    length = float(np.linalg.norm(normal))
+    if length == 0.0 or abs(float(heights[i3])) <= slack * length:
+        return None
+    if heights[i3] > 0.0:
+        i1, i2 = i2, i1           # make (i0, i1, i2) face away from i3
+    faces = [_face(points, *f, gauge) for f in
+             ((i0, i1, i2), (i0, i3, i1), (i1, i3, i2), (i2, i3, i0))]
+    if any(f is None for f in faces):
+        return None
+    for k in range(len(points)):
+        if k not in (i0, i1, i2, i3):
+            faces = _add_point(faces, points, k, slack, gauge) or faces
+    return faces
+
+
+def _add_point(faces, points, w, slack, gauge):
+    """The face records after adding point ``w``: the faces it sees removed, the hole closed
+    by a fan from their silhouette; None when it sees no face (Q cannot grow)."""
+    p = points[w]
+    visible, kept = [], []
+    for face in faces:
+        (visible if _dot(face[1], p) - face[2] > slack else kept).append(face)
+    if not visible:
+        return None
+    directed = set()
+    for face in visible:
+        a, b, c = face[3]
+        directed.update(((a, b), (b, c), (c, a)))
+    horizon = [(a, b) for a, b in directed if (b, a) not in directed]
+    if len({a for a, _ in horizon}) != len(horizon):
+        return None           # not one simple loop: the visible faces are not a disc
+    for a, b in horizon:
+        face = _face(points, a, b, w, gauge)
+        if face is not None:
+            kept.append(face)
+    return kept
+
+
