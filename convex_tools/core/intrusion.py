@@ -75,6 +75,18 @@ PLANE_TOLERANCE = 1e-12
 # Beyond it (a 500-vertex scan) the generic path, EPA per triangle, is cheaper.
 MAX_POLYTOPE_EDGE_DIRECTIONS = 64
 
+# Cap on the bisection steps of a cross-section support (``_section_support``): each halves the
+# tilt interval, so 64 reach the spacing of doubles near ±π/2.
+MAX_SECTION_STEPS = 64
+
+# The bisection stops once the support points below and above the plane are this fraction of
+# the scene's size apart (the cross-section point between them is then exact to that fraction).
+SECTION_TOLERANCE = 1e-12
+
+# Cap on the expansions of the 2D EPA on T − C (``sideways_depth``); each adds a support point
+# of a convex curve, and the gap shrinks linearly as EPA's does.
+MAX_SIDEWAYS_STEPS = 64
+
 # Cap on the expansions of the one-sided EPA (``one_sided_depth``). Polytopes end in a few
 # dozen; on curved shapes the gap shrinks linearly (as EPA's), about a factor 100 per 6 steps.
 MAX_SIDED_STEPS = 128
@@ -427,8 +439,18 @@ class _GenericModel:
             if not gjk.intersect(_triangle(corners[r]), shape):
                 out.append((0.0, normals[r], corners[r][0]))
                 continue
-            depth, escape, _ = one_sided_depth(shape.support_xyz, corners[r], normals[r], size)
-            out.append((depth, escape, np.array(shape.support_xyz(*(-escape)), float)))
+            depth, escape, status = one_sided_depth(shape.support_xyz, corners[r], normals[r],
+                                                    size)
+            lead = np.array(shape.support_xyz(*(-escape)), float)
+            if status != "exact":
+                # Unproven where H's rim meets a face of P lying in the triangle's plane (A
+                # touching the plane from behind: 0/0 in the gauge); the push along the
+                # plane is measured on A's cross-section instead.
+                side = sideways_depth(shape.support_xyz, corners[r], normals[r],
+                                      float(offsets[r]), size)
+                if side is not None and side[0] < depth:
+                    depth, escape, lead = side
+            out.append((depth, escape, lead))
         return out
 
     def witness(self, depth, escape, hint, corners, size):
@@ -492,37 +514,50 @@ def one_sided_depth(support, corners, n, size):
             best = (bound, m)
     tolerance = SIDED_TOLERANCE * size
     faces = _initial_faces(points, tolerance, gauge)
-    status = "exact"
     if faces is None:
-        status = "flat"
-    else:
-        for _ in range(MAX_SIDED_STEPS):
-            lower, m, offset = min(faces, key=lambda f: f[0])[:3]
-            w = support_p(m)
-            bound = gauge(_dot(m, w), m)
-            if bound < best[0]:
-                best = (bound, m)
-            # Met: the bounds agree, or P reaches no farther than the face along its normal.
-            if best[0] - lower <= tolerance or _dot(m, w) - offset <= tolerance:
-                break
-            points.append(w)
-            grown = _add_point(faces, points, len(points) - 1, tolerance, gauge)
-            # Once Q holds r·H (lower > 0) it only grows, so its nearest face never comes
-            # nearer; if rounding says otherwise (w nearly in a face's plane), the polytope
-            # is no longer trusted.
-            if grown is None or (lower > 0.0
-                                 and min(f[0] for f in grown) < lower - tolerance):
-                status = "stalled"
-                break
-            faces = grown
-        else:
-            status = "iteration_limit"
-    depth, m = best
+        return best[0], _escape(best[1], n), "flat"
+    status = "iteration_limit"
+    final = set()             # faces P reaches no farther than: their planes support P
+    for _ in range(MAX_SIDED_STEPS):
+        lower = min(f[0] for f in faces)
+        if best[0] - lower <= tolerance:
+            status = "exact"
+            break
+        open_faces = [f for f in faces if f[3] not in final]
+        if not open_faces:
+            status = "stalled"
+            break
+        key, m, offset, ids = min(open_faces, key=lambda f: f[0])
+        if key >= best[0] - tolerance:
+            status = "stalled"
+            break
+        w = support_p(m)
+        bound = gauge(_dot(m, w), m)
+        if bound < best[0]:
+            best = (bound, m)
+        if _dot(m, w) - offset <= tolerance:
+            final.add(ids)
+            continue
+        points.append(w)
+        grown = _add_point(faces, points, len(points) - 1, tolerance, gauge)
+        # Once Q holds r·H (lower > 0) it only grows, so its nearest face never comes nearer;
+        # if rounding says otherwise (w nearly in a face's plane), the polytope is no longer
+        # trusted.
+        if grown is None or (lower > 0.0 and min(f[0] for f in grown) < lower - tolerance):
+            status = "stalled"
+            break
+        faces = grown
+    return max(best[0], 0.0), _escape(best[1], n), status
+
+
+def _escape(m, n):
+    """The push that realises a bound along the unit m: m itself toward the front, else its
+    in-plane part (H's rim)."""
     m = np.array(m)
     if float(m @ n) < 0.0:
         m = m - float(m @ n) * n
         m = m / np.linalg.norm(m)
-    return max(depth, 0.0), m, status
+    return m
 
 
 def _dot(a, b):
@@ -595,3 +630,123 @@ def _add_point(faces, points, w, slack, gauge):
     return kept
 
 
+# --- the push along the triangle's plane, on A's cross-section ----------------------------------
+
+def _section_support(support, u, n, offset, size):
+    """The point of A ∩ {x : n·x = offset} farthest along the in-plane unit direction ``u``,
+    or None if A does not reach the plane.
+
+    The support of A along w(φ) = cos φ u + sin φ n climbs monotonically along n as φ goes from
+    −π/2 to π/2; where it crosses the plane, it maximises u·x over the cross-section (for any
+    section point x, u·x = (w·x − sin φ·offset) / cos φ, and w·x is largest there). Bisection
+    on φ keeps a support point below the plane and one above; the answer is where the segment
+    between them (inside A) meets the plane."""
+    lo, hi = -0.5 * math.pi, 0.5 * math.pi
+    p_lo = np.array(support(*(-n)), float)
+    p_hi = np.array(support(*n), float)
+    g_lo, g_hi = float(n @ p_lo) - offset, float(n @ p_hi) - offset
+    if g_lo > 0.0 or g_hi < 0.0:
+        return None
+    for _ in range(MAX_SECTION_STEPS):
+        if g_lo == 0.0:
+            return p_lo
+        if g_hi == 0.0 or float(np.max(np.abs(p_hi - p_lo))) <= SECTION_TOLERANCE * size:
+            break
+        mid = 0.5 * (lo + hi)
+        p = np.array(support(*(math.cos(mid) * u + math.sin(mid) * n)), float)
+        g = float(n @ p) - offset
+        if g <= 0.0:
+            lo, p_lo, g_lo = mid, p, g
+        else:
+            hi, p_hi, g_hi = mid, p, g
+    if g_hi == g_lo:
+        return p_hi
+    return p_lo + (g_lo / (g_lo - g_hi)) * (p_hi - p_lo)
+
+
+def sideways_depth(support, corners, n, offset, size):
+    """The shortest push along the triangle's plane (v·n = 0) that separates A from it: the 2D
+    penetration depth of the triangle and A's cross-section C with its plane, by EPA on the
+    polygon T − C in plane coordinates. Returns (depth, in-plane unit escape, the section
+    point leading A), or None without a cross-section.
+
+    Support points of T − C are corners of T minus section points (``_section_support``), so
+    the polygon they span lies in T − C: its nearest edge bounds the depth from below, the
+    support along that edge's normal from above, and the loop stops when they meet."""
+    corners = np.asarray(corners, float)
+    e1 = _unit(corners[1] - corners[0])
+    e2 = np.cross(n, e1)
+    tri2 = np.stack((corners @ e1, corners @ e2), axis=1)
+
+    def support_2d(d2):
+        """Support of T − C along d2: (2D point, section point), or (None, None)."""
+        q = _section_support(support, -(d2[0] * e1 + d2[1] * e2), n, offset, size)
+        if q is None:
+            return None, None
+        t = tri2[int(np.argmax(tri2 @ d2))]
+        return t - np.array((q @ e1, q @ e2)), q
+
+    points = []
+    outward = _unit(np.cross(corners[[1, 2, 0]] - corners, n))
+    starts = [np.array((u @ e1, u @ e2)) for u in outward]
+    for d2 in starts + [-d for d in starts]:
+        p, q = support_2d(d2)
+        if p is None:
+            return None
+        points.append(p)
+    best = (math.inf, None, None)
+    tolerance = SIDED_TOLERANCE * size
+    for _ in range(MAX_SIDEWAYS_STEPS):
+        nearest = _nearest_edge_2d(points)
+        if nearest is None:
+            break
+        gap, m = nearest
+        p, q = support_2d(m)
+        if p is None:
+            break
+        reach = float(m @ p)
+        if reach < best[0]:
+            best = (reach, m, q)
+        if reach - gap <= tolerance:
+            break
+        points.append(p)
+    if best[1] is None:
+        return None
+    depth, m, q = best
+    return max(depth, 0.0), m[0] * e1 + m[1] * e2, q
+
+
+def _nearest_edge_2d(points):
+    """(offset, outward unit normal) of the edge of the convex hull of the 2D ``points``
+    nearest the origin (the most negative offset if the origin lies outside), or None if the
+    hull is flat."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
+
+    def turn(o, a, b):
+        pa, pb, po = points[a], points[b], points[o]
+        return (pa[0] - po[0]) * (pb[1] - po[1]) - (pa[1] - po[1]) * (pb[0] - po[0])
+
+    lower, upper = [], []
+    for i in order:
+        while len(lower) >= 2 and turn(lower[-2], lower[-1], i) <= 0.0:
+            lower.pop()
+        lower.append(i)
+    for i in reversed(order):
+        while len(upper) >= 2 and turn(upper[-2], upper[-1], i) <= 0.0:
+            upper.pop()
+        upper.append(i)
+    hull = lower[:-1] + upper[:-1]            # counter-clockwise
+    if len(hull) < 3:
+        return None
+    nearest = None
+    for k in range(len(hull)):
+        a, b = points[hull[k]], points[hull[(k + 1) % len(hull)]]
+        m = np.array((b[1] - a[1], a[0] - b[0]))   # outward for a counter-clockwise hull
+        length = math.hypot(m[0], m[1])
+        if length == 0.0:
+            continue
+        m /= length
+        offset = float(m @ a)
+        if nearest is None or offset < nearest[0]:
+            nearest = (offset, m)
+    return nearest
