@@ -365,10 +365,10 @@ def test_moving_or_turning_the_whole_scene_keeps_the_depth(name):
     m = rigid(turn, (40.0, -25.0, 7.5))
     moved = mesh_intrusion(posed(SHAPES[name], turn @ shape.matrix[:3, :3],
                                  m[:3, :3] @ shape.matrix[:3, 3] + m[:3, 3]), mesh.transformed(m))
-    assert moved.depth == pytest.approx(base.depth, abs=1e-7)
+    assert moved.depth == pytest.approx(base.depth, abs=ABOVE)
     np.testing.assert_allclose(moved.normal, turn @ base.normal, atol=1e-5)
     assert moved.part == base.part or moved.depth == pytest.approx(
-        dict((p, d) for p, d, _ in base.contacts)[moved.part], abs=1e-7)
+        dict((p, d) for p, d, _ in base.contacts)[moved.part], abs=ABOVE)
 
 
 def test_a_user_shape_with_only_a_support_mapping_gets_the_boxs_depth():

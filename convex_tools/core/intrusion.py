@@ -48,6 +48,7 @@ Layering (docs/ARCHITECTURE.md): a concave query, beside ``concave``; uses ``bvh
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -166,25 +167,34 @@ def _model(shape):
     return _GenericModel(shape)
 
 
+_BOX_VERTICES = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+# Corners k and k ^ bit differ in one coordinate: the 12 edges of a box.
+_BOX_EDGES = np.array([(k, k ^ bit) for k in range(8) for bit in (1, 2, 4) if k < k ^ bit])
+
+# Hull → (vertices, edges, distinct unit face normals, distinct unit edge directions) in its
+# own frame (shapes are immutable; a linear map keeps parallel directions parallel, so the
+# distinct ones stay distinct in any pose).
+_HULL_FEATURES = weakref.WeakKeyDictionary()
+
+
 def _local_polytope(shape):
-    """(vertices, edges (E, 2), face normals) of a bare box or 3D hull in its own frame, or
-    None."""
+    """(vertices, edges (E, 2), distinct unit face normals, distinct unit edge directions) of a
+    bare box or 3D hull in its own frame, or None."""
     if isinstance(shape, Box):
-        hx, hy, hz = shape.half_extents.tolist()
-        signs = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-        vertices = signs * (hx, hy, hz)
-        # Corners k and k ^ bit differ in one coordinate: the 12 edges.
-        edges = np.array([(k, k ^ bit) for k in range(8) for bit in (1, 2, 4) if k < k ^ bit])
-        return vertices, edges, np.eye(3)
-    if isinstance(shape, Hull) and shape.dim == 3:
+        return _BOX_VERTICES * shape.half_extents, _BOX_EDGES, np.eye(3), np.eye(3)
+    if not isinstance(shape, Hull) or shape.dim != 3:
+        return None
+    found = _HULL_FEATURES.get(shape)
+    if found is None:
         vertices = np.asarray(shape.vertices, float)
         faces = np.asarray(shape.faces)
         e = np.concatenate((faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]))
         edges = np.unique(np.sort(e, axis=1), axis=0)
         p = vertices[faces]
-        normals = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-        return vertices, edges, normals
-    return None
+        normals = _distinct_axes(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]))
+        directions = _distinct_axes(vertices[edges[:, 1]] - vertices[edges[:, 0]])
+        found = _HULL_FEATURES[shape] = (vertices, edges, normals, directions)
+    return found
 
 
 def _polytope(shape):
@@ -192,19 +202,19 @@ def _polytope(shape):
     inner, matrix = (shape.shape, shape.matrix) if isinstance(shape, Transformed) else \
         (shape, None)
     local = _local_polytope(inner)
-    if local is None:
+    if local is None or len(local[3]) > MAX_POLYTOPE_EDGE_DIRECTIONS:
         return None
-    vertices, edges, normals = local
-    directions = vertices[edges[:, 1]] - vertices[edges[:, 0]]
+    vertices, edges, normals, directions = local
     if matrix is not None:
         linear = matrix[:3, :3]
         vertices = vertices @ linear.T + matrix[:3, 3]
-        directions = directions @ linear.T
-        normals = normals @ np.linalg.inv(linear)          # the inverse transpose, row-wise
-    directions = _distinct_axes(directions)
-    if len(directions) > MAX_POLYTOPE_EDGE_DIRECTIONS:
-        return None
-    return _PolytopeModel(vertices, edges, _distinct_axes(normals), directions)
+        directions = _unit(directions @ linear.T)
+        # Normals map by the cofactor matrix (det · B⁻ᵀ: the columns' cross products), which
+        # needs no inverse; the sign does not matter, axes are taken both ways.
+        b0, b1, b2 = linear.T
+        normals = _unit(normals @ np.stack((np.cross(b1, b2), np.cross(b2, b0),
+                                            np.cross(b0, b1))))
+    return _PolytopeModel(vertices, edges, normals, directions)
 
 
 def _distinct_axes(vectors):
@@ -263,19 +273,21 @@ class _PolytopeModel:
         triangle A does not touch. Moving A by depth · d separates it from the triangle."""
         k = len(corners)
         edges = corners[:, [1, 2, 0]] - corners                       # (K, 3, 3)
-        outward = _unit(np.cross(edges, normals[:, None, :]))         # in-plane edge normals
-        crosses = np.cross(edges[:, :, None, :], self.directions[None, None, :, :])
-        crosses = crosses.reshape(k, -1, 3)
-        length = np.linalg.norm(crosses, axis=2)
-        crosses = np.where((length > PARALLEL_SINE * np.linalg.norm(
-            edges, axis=2).repeat(len(self.directions), axis=1))[:, :, None],
-            crosses / np.maximum(length, np.finfo(float).tiny)[:, :, None], np.nan)
+        outward = _unit(_cross(edges, normals[:, None, :]))          # in-plane edge normals
+        crosses = _cross(edges[:, :, None, :], self.directions[None, None, :, :])
+        length = np.sqrt(np.sum(crosses * crosses, axis=3, keepdims=True))
+        edge_length = np.sqrt(np.sum(edges * edges, axis=2))[:, :, None, None]
+        crosses = np.where(length > PARALLEL_SINE * edge_length,
+                           crosses / np.maximum(length, _TINY), np.nan).reshape(k, -1, 3)
         faces = np.broadcast_to(self.normals, (k,) + self.normals.shape)
         # The facet normals of T − A, both ways: its complete set of separating axes.
         axes = np.concatenate((normals[:, None, :], faces, crosses), axis=1)
         axes = np.concatenate((axes, -axes), axis=1)                  # (K, D, 3)
         overlap = self._overlap(corners, axes)
-        separated = np.nanmin(overlap, axis=1) < 0.0
+        overlap = np.where(np.isnan(overlap), np.inf, overlap)
+        # The penetration depth with no side barred: the least of all, and 0 or less apart.
+        unbarred = np.min(overlap, axis=1)
+        separated = unbarred < 0.0
         front = np.einsum("kdi,ki->kd", axes, normals) >= -FRONT_SLACK
         # Out of the front: the best front-side facet normal (in-plane edge normals with the
         # shadow are upper bounds too, often exact: an upright crate at a step's edge).
@@ -287,39 +299,42 @@ class _PolytopeModel:
         rows = np.arange(k)
         depth = values[rows, best]
         escape = candidates[rows, best]
-        # Sideways in the plane: 2D SAT of the triangle against A's cross-section.
-        side, side_escape, side_point = self._sideways(corners, normals, offsets, outward, size)
-        use_side = side < depth
-        depth = np.where(use_side, side, depth)
-        escape = np.where(use_side[:, None], side_escape, escape)
-        point_a = np.where(use_side[:, None], side_point, self.support(-escape))
+        point_a = self.support(-escape)
+        # Sideways in the plane (2D SAT of the triangle against A's cross-section), where
+        # the front's best is not already the least of all directions.
+        open_rows = np.flatnonzero(~separated & (depth > unbarred + PLANE_TOLERANCE * size))
+        if len(open_rows):
+            side, side_escape, side_point = self._sideways(
+                corners[open_rows], normals[open_rows], offsets[open_rows], outward[open_rows],
+                size)
+            use = side < depth[open_rows]
+            rows = open_rows[use]
+            depth[rows], escape[rows], point_a[rows] = side[use], side_escape[use], \
+                side_point[use]
         depth = np.where(separated, 0.0, depth)
         return list(zip(depth.tolist(), escape, point_a))
 
-    def contains(self, p, size):
-        """Whether ``p`` lies in A (to PLANE_TOLERANCE of ``size``): between A's extremes along
-        each face normal, which bound a polytope exactly."""
-        axes = self.normals
-        heights = self.vertices @ axes.T
-        x = axes @ p
-        slack = PLANE_TOLERANCE * size
-        return bool(np.all(x <= heights.max(axis=0) + slack)
-                    and np.all(x >= heights.min(axis=0) - slack))
-
     def witness(self, depth, escape, hint, corners, size):
-        """(point on A, point on T) for a push of ``depth`` along ``escape``: a point of T's
-        leading feature (a corner, edge midpoint or the centre) whose pre-image
-        ``q − depth · escape`` lies in A, if any; else A's leading vertices' best foot."""
+        """(point on A, point on T) for a push of ``depth`` along ``escape``: the first point
+        of T's leading feature (its corners, their centre, the triangle's centre and edge
+        midpoints) whose pre-image ``q − depth · escape`` lies in A — between A's extremes
+        along each face normal, which bound a polytope exactly; else A's leading vertices'
+        best foot."""
+        slack = PLANE_TOLERANCE * size
         lead = corners @ escape
-        top = corners[lead >= lead.max() - PLANE_TOLERANCE * size]
-        for q in list(top) + [top.mean(axis=0), corners.mean(axis=0)] + \
-                [0.5 * (corners[i] + corners[(i + 1) % 3]) for i in range(3)]:
-            p = q - depth * escape
-            if abs(float((q - top[0]) @ escape)) <= PLANE_TOLERANCE * size and \
-                    self.contains(p, size):
-                return p, q
+        top = corners[lead >= lead.max() - slack]
+        tries = np.vstack((top, top.mean(axis=0), corners.mean(axis=0),
+                           0.5 * (corners + corners[[1, 2, 0]])))
+        tries = tries[np.abs((tries - top[0]) @ escape) <= slack]
+        heights = self.vertices @ self.normals.T                       # (V, F)
+        x = (tries - depth * escape) @ self.normals.T                  # (Q, F)
+        inside = np.all((x <= heights.max(axis=0) + slack)
+                        & (x >= heights.min(axis=0) - slack), axis=1)
+        if inside.any():
+            q = tries[int(np.argmax(inside))]
+            return q - depth * escape, q
         reach = self.vertices @ -escape
-        feature = self.vertices[reach >= reach.max() - PLANE_TOLERANCE * size]
+        feature = self.vertices[reach >= reach.max() - slack]
         return _nearest_foot([hint] + list(feature) + [feature.mean(axis=0)], depth, escape,
                              corners)
 
@@ -337,8 +352,7 @@ class _PolytopeModel:
         on_plane = np.abs(height) <= PLANE_TOLERANCE * size
         h0, h1 = height[self.edges[:, 0]], height[self.edges[:, 1]]    # (E, K)
         crossing = ((h0 < 0.0) & (h1 > 0.0)) | ((h0 > 0.0) & (h1 < 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(crossing, h0 / (h0 - h1), 0.0)
+        t = np.where(crossing, h0 / np.where(crossing, h0 - h1, 1.0), 0.0)
         p0, p1 = self.vertices[self.edges[:, 0]], self.vertices[self.edges[:, 1]]
         cut = p0[:, None, :] + t[:, :, None] * (p1 - p0)[:, None, :]   # (E, K, 3)
         points = np.concatenate((np.broadcast_to(self.vertices[:, None, :],
@@ -364,10 +378,20 @@ class _PolytopeModel:
         return depth, axes[rows, best], point
 
 
+_TINY = np.finfo(float).tiny
+
+
 def _unit(v):
-    length = np.linalg.norm(v, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(length > 0.0, v / length, np.nan)
+    """Rows of ``v`` scaled to unit length; NaN rows where ``v`` is zero."""
+    length = np.sqrt(np.sum(v * v, axis=-1, keepdims=True))
+    return np.where(length > 0.0, v / np.maximum(length, _TINY), np.nan)
+
+
+def _cross(a, b):
+    """Cross products of broadcast rows (numpy's ``cross`` costs several axis moves)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
 
 
 def _nearest_foot(points, depth, escape, corners):
