@@ -89,12 +89,20 @@ def crate(lower, upper):
 
 HULL_POINTS = np.random.default_rng(7).normal(size=(14, 3)) * 0.3
 
+
+def rock_points():
+    """60 points on an ellipsoid: a hull with too many edge directions for the numpy path
+    (a scanned rock), measured by the one-sided EPA instead."""
+    p = np.random.default_rng(9).normal(size=(60, 3))
+    return p / np.linalg.norm(p, axis=1)[:, None] * (0.35, 0.3, 0.25)
+
 SHAPES = {
     "box": Box((0.4, 0.3, 0.25)),
     "sphere": Sphere(0.3),
     "capsule": Capsule(0.2, 0.25),
     "cylinder": Cylinder(0.25, 0.3),
     "hull": Hull(HULL_POINTS),
+    "rock": Hull(rock_points()),
 }
 
 

@@ -14,35 +14,33 @@ triangle mesh*). A mesh is a surface: each triangle is one-sided, free space in 
   floor beside a step is d deep, pushed w into a wall w deep (not the wall's thickness), both
   max(d, w); never more than the largest single intrusion.
 
-**Computing a triangle's depth.** The nearest front-side boundary point of P lies either in the
-open front half-space, where it is the foot of a facet of P whose normal points to the front,
-or on the plane v·n = 0. Hence two candidates, the depth being the smaller:
+**Computing a triangle's depth.** Every unit d with d·n ≥ 0 gives a separating push: moving A
+by h_T(d) + h_A(−d) along d (h the support function; h_P(d) for P = T − A). The nearest
+front-side boundary point of P lies either in the open front half-space, where it is the foot
+of a facet of P whose normal points to the front, or on the plane v·n = 0, where only A's
+cross-section C = A ∩ plane(T) matters (the push along the plane has to clear C, not A's
+shadow: a tilted crate or a ball reaching under a step's edge).
 
-1. *Out of the front.* For each candidate direction d (unit, d·n ≥ 0), moving A by
-   h_T(d) + h_A(−d) along d separates it (h the support function). On a polytope A the
-   facet normals of P are the triangle's normal, A's face normals and the cross products of a
-   triangle edge with an A edge, so the minimum over those is exact. On a curved A the exact
-   unconstrained penetration direction (EPA on the triangle) is the answer when it points to
-   the front; otherwise the normal (and the in-plane edge normals) bound it, and the sideways
-   candidate below decides.
-2. *Sideways, in the triangle's plane.* Moving A by v with v·n = 0, only A's cross-section
-   C = A ∩ plane(T) matters, so this is the 2D penetration depth of the triangle and C: on a
-   polytope the cross-section polygon is made from A's edges crossing the plane and the 2D
-   separating axes are the triangle's edge normals and A's face normals projected into the
-   plane; on a curved A, a 2D EPA on T − C whose support of C comes from A's (a bisection on
-   the direction's tilt out of the plane: ``_section_support``).
-
-A's *shadow* on the plane would overstate the sideways push of a tilted crate or of a ball
-under a step's edge; the cross-section is what moving in the plane has to clear.
+- *Boxes and hulls* (``_PolytopeModel``, all candidate triangles at once in numpy): the facet
+  normals of P are the triangle's normal, A's face normals and the cross products of a
+  triangle edge with an A edge, so the least h_P over the front-side ones is exact off the
+  plane; on it, the 2D SAT of the triangle against the cross-section polygon (A's edges cut by
+  the plane), on the triangle's in-plane edge normals and A's face normals projected into the
+  plane. The depth is the smaller of the two.
+- *Any other shape* (``_GenericModel``, triangle by triangle): the depth is the largest r
+  whose front half-ball r·H fits in P, which the one-sided EPA (``one_sided_depth``) brackets
+  from both sides until the bounds meet. Where it cannot prove its answer (A touching the
+  triangle's plane from behind makes the half-ball's rim meet a face of P in that plane: 0/0),
+  the push along the plane is measured on A's cross-section by a 2D EPA
+  (``sideways_depth``, with the section's support from A's by bisection).
 
 **Cost.** Triangles come from the mesh's box tree (those whose boxes meet A's box). One support
 of A per candidate triangle (A's reach behind its plane, h_P(n)) bounds its depth from above,
 so triangles whose bound is within ``touch_tolerance`` — every triangle under an object resting
-on the floor — are dropped in one numpy pass. The remaining ones are done together in numpy on
-boxes and small hulls (``_PolytopeModel``), and one by one on the other shapes.
+on a flat floor — are dropped in one numpy pass.
 
-Layering (docs/ARCHITECTURE.md): a concave query, beside ``concave``; uses ``bvh``,
-``trimesh``, ``gjk`` and ``penetration``.
+Layering (docs/ARCHITECTURE.md): a concave query, beside ``concave``; uses ``bvh``, ``gjk``,
+``hull``, ``shapes`` and ``trimesh``.
 """
 
 from __future__ import annotations
@@ -54,7 +52,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bvh, gjk, validation
-from .penetration import penetration as convex_penetration
 from .hull import Hull
 from .shapes import Box, Point, Rectangle, Segment, Transformed
 from .trimesh import Triangle, TriangleMesh
