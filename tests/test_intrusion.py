@@ -411,3 +411,12 @@ def test_bad_arguments_are_refused_by_name(mesh, tolerance, message):
 def test_a_concave_shape_is_refused():
     with pytest.raises(ValueError, match="shape must be a convex_tools shape"):
         mesh_intrusion(Compound([Sphere(1.0)]), step_level())
+
+
+def test_a_sunk_ball_is_as_deep_as_its_lowest_point_with_the_witnesses_on_it_and_the_floor():
+    mesh = welded(floor_grid(cells=1))
+    result = mesh_intrusion(translated(Sphere(0.3), (0.7, -0.4, 0.22)), mesh)
+    assert result.depth == pytest.approx(0.08, abs=ABOVE)
+    np.testing.assert_allclose(result.normal, (0, 0, -1), atol=1e-6)
+    np.testing.assert_allclose(result.point_a, (0.7, -0.4, -0.08), atol=1e-6)
+    np.testing.assert_allclose(result.point_b, (0.7, -0.4, 0.0), atol=1e-6)

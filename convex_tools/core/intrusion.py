@@ -60,17 +60,18 @@ from .trimesh import Triangle, TriangleMesh
 # normals, cross products with A's vertical edges) have d·n zero up to rounding.
 FRONT_SLACK = 1e-9
 
-# Cross products of a triangle edge and an A edge shorter than this (both unit: the sine of
-# their angle) are parallel edges, which span no facet of T − A; dropped.
+# A triangle edge and an A edge whose cross product is shorter than this fraction of the
+# triangle edge's length (the sine of their angle) are parallel: they span no facet of T − A.
 PARALLEL_SINE = 1e-9
 
-# A vertex of A within this fraction of the scene's size of a triangle's plane lies on it (it
-# belongs to the cross-section): bounds the rounding of its height above the plane.
+# Rounding, as a fraction of the scene's size: a vertex of A this near a triangle's plane lies
+# on it (it belongs to the cross-section), a point this near a support plane is on it, and a
+# front-side depth within this of the least over all directions is that least.
 PLANE_TOLERANCE = 1e-12
 
 # Boxes and hulls with at most this many distinct edge directions are handled as polytopes in
 # numpy: each direction gives 6 candidate axes per triangle, each a pass over A's vertices.
-# Beyond it (a 500-vertex scan) the generic path, EPA per triangle, is cheaper.
+# Beyond it (a scanned rock) the one-sided EPA per triangle is cheaper.
 MAX_POLYTOPE_EDGE_DIRECTIONS = 64
 
 # Cap on the bisection steps of a cross-section support (``_section_support``): each halves the
@@ -234,7 +235,7 @@ def _vertex_set(shape):
     if isinstance(inner, (Box, Rectangle)):
         h = np.zeros(3)
         h[:len(inner.half_extents)] = inner.half_extents
-        v = np.array([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float) * h
+        v = _BOX_VERTICES * h
     elif isinstance(inner, Segment):
         v = np.array(((0.0, 0.0, -inner.half_length), (0.0, 0.0, inner.half_length)))
     elif isinstance(inner, Point):
