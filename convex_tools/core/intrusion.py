@@ -40,7 +40,7 @@ so triangles whose bound is within ``touch_tolerance`` — every triangle under 
 on a flat floor — are dropped in one numpy pass.
 
 Layering (docs/ARCHITECTURE.md): a concave query, beside ``concave``; uses ``bvh``, ``gjk``,
-``hull``, ``shapes`` and ``trimesh``.
+``simplex``, ``hull``, ``shapes`` and ``trimesh``.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ import numpy as np
 from . import bvh, gjk, validation
 from .hull import Hull
 from .shapes import Box, Point, Rectangle, Segment, Transformed
+from .simplex import closest_to_origin
 from .trimesh import Triangle, TriangleMesh
 
 # A direction counts as front-side when d·n ≥ −FRONT_SLACK: the in-plane candidates (edge
@@ -406,31 +407,10 @@ def _nearest_foot(points, depth, escape, corners):
 
 
 def _closest_on_triangle(p, corners):
-    """The point of the triangle ``corners`` (3, 3) nearest ``p`` (Ericson's region tests)."""
-    a, b, c = corners
-    ab, ac, ap = b - a, c - a, p - a
-    d1, d2 = ab @ ap, ac @ ap
-    if d1 <= 0.0 and d2 <= 0.0:
-        return a.copy()
-    bp = p - b
-    d3, d4 = ab @ bp, ac @ bp
-    if d3 >= 0.0 and d4 <= d3:
-        return b.copy()
-    vc = d1 * d4 - d3 * d2
-    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        return a + d1 / (d1 - d3) * ab
-    cp = p - c
-    d5, d6 = ab @ cp, ac @ cp
-    if d6 >= 0.0 and d5 <= d6:
-        return c.copy()
-    vb = d5 * d2 - d1 * d6
-    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        return a + d2 / (d2 - d6) * ac
-    va = d3 * d6 - d5 * d4
-    if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
-        return b + (d4 - d3) / ((d4 - d3) + (d5 - d6)) * (c - b)
-    denom = 1.0 / (va + vb + vc)
-    return a + ab * (vb * denom) + ac * (vc * denom)
+    """The point of the triangle ``corners`` (3, 3) nearest ``p``: the GJK sub-algorithm's
+    closest point of a simplex to the origin, with the triangle moved by −p."""
+    v, _ = closest_to_origin([tuple(row) for row in (corners - p).tolist()])
+    return np.array(v) + p
 
 
 # --- any other convex shape: triangle by triangle -----------------------------------------------
