@@ -27,6 +27,9 @@ shadow: a tilted crate or a ball reaching under a step's edge).
   plane; on it, the 2D SAT of the triangle against the cross-section polygon (A's edges cut by
   the plane), on the triangle's in-plane edge normals and A's face normals projected into the
   plane. The depth is the smaller of the two.
+- *Rounded shapes whose core is wholly in front of the plane* (a sphere, capsule or round box
+  sunk by less than its radius): margin − distance(core, T), one GJK distance, whose direction
+  already points to the front.
 - *Any other shape* (``_GenericModel``, triangle by triangle): the depth is the largest r
   whose front half-ball r·H fits in P, which the one-sided EPA (``one_sided_depth``) brackets
   from both sides until the bounds meet. Where it cannot prove its answer (A touching the
@@ -210,9 +213,8 @@ def _polytope(shape):
         directions = _unit(directions @ linear.T)
         # Normals map by the cofactor matrix (det · B⁻ᵀ: the columns' cross products), which
         # needs no inverse; the sign does not matter, axes are taken both ways.
-        b0, b1, b2 = linear.T
-        normals = _unit(normals @ np.stack((np.cross(b1, b2), np.cross(b2, b0),
-                                            np.cross(b0, b1))))
+        columns = linear.T
+        normals = _unit(normals @ _cross(columns[[1, 2, 0]], columns[[2, 0, 1]]))
     return _PolytopeModel(vertices, edges, normals, directions)
 
 
@@ -327,8 +329,8 @@ class _PolytopeModel:
         tries = tries[np.abs((tries - top[0]) @ escape) <= slack]
         heights = self.vertices @ self.normals.T                       # (V, F)
         x = (tries - depth * escape) @ self.normals.T                  # (Q, F)
-        inside = np.all((x <= heights.max(axis=0) + slack)
-                        & (x >= heights.min(axis=0) - slack), axis=1)
+        inside = ((x <= heights.max(axis=0) + slack)
+                  & (x >= heights.min(axis=0) - slack)).all(axis=1)
         if inside.any():
             q = tries[int(np.argmax(inside))]
             return q - depth * escape, q
@@ -438,7 +440,12 @@ class _GenericModel:
     def depths(self, shape, corners, normals, offsets, size):
         out = []
         for r in range(len(corners)):
-            if not gjk.intersect(_triangle(corners[r]), shape):
+            triangle = _triangle(corners[r])
+            rounded = self._rounded_depth(triangle, normals[r], float(offsets[r]))
+            if rounded is not None:
+                out.append(rounded)
+                continue
+            if not gjk.intersect(triangle, shape):
                 out.append((0.0, normals[r], corners[r][0]))
                 continue
             depth, escape, status = one_sided_depth(shape.support_xyz, corners[r], normals[r],
@@ -454,6 +461,29 @@ class _GenericModel:
                     depth, escape, lead = side
             out.append((depth, escape, lead))
         return out
+
+    def _rounded_depth(self, triangle, n, offset):
+        """(depth, escape, lead) of a rounded shape (a core ⊕ a ball: spheres, capsules,
+        round boxes) whose core lies wholly in front of the triangle's plane, else None.
+
+        Its nearest escape is then margin − distance(core, T) along the line from T's closest
+        point to the core's, which points to the front (the core's point is in front, T's on
+        the plane): the least push of all, so the one-sided depth, from one GJK distance."""
+        if self._margin == 0.0:
+            return None
+        core = self.shape.core
+        nx, ny, nz = (float(x) for x in n)
+        px, py, pz = core.support_xyz(-nx, -ny, -nz)
+        if nx * px + ny * py + nz * pz <= offset:
+            return None
+        r = gjk.distance(triangle, core)
+        gap = np.asarray(r.point_b, float) - np.asarray(r.point_a, float)
+        length = float(np.linalg.norm(gap))
+        if r.intersecting or length == 0.0:
+            return None
+        escape = gap / length
+        depth = max(self._margin - r.distance, 0.0)
+        return depth, escape, np.asarray(r.point_b, float) - self._margin * escape
 
     def witness(self, depth, escape, hint, corners, size):
         """(point on A, point on T): A's leading point ``hint`` and the triangle's point
