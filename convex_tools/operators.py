@@ -23,7 +23,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProper
 
 from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
-from .proxies import ProxyIndex
+from .proxies import ProxyIndex, options_for
 
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
 # {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...), "result": DistanceResult | Contact | ...}.
@@ -80,7 +80,7 @@ class _Query:
     def shape(self, obj):
         # One index of proxies per run of the operator (a scan of every object's name).
         if getattr(self, "_proxies", None) is None:
-            self._proxies = ProxyIndex()
+            self._proxies = ProxyIndex(**options_for(bpy.context.scene))
         try:
             return shape_from_object(obj, proxies=self._proxies)
         except ConversionError as problem:
@@ -427,9 +427,12 @@ def level_run(context):
         collection = settings.collection
     ignore = [settings.ignore_collection] if settings.ignore_collection else []
     pairs = [p.strip() for p in settings.ignore_pairs.split(",") if p.strip()]
-    return level_check.LevelRun(objects, settings.clearance, collection=collection,
-                                ignore=ignore, ignore_pairs=pairs,
-                                touch_tolerance=settings.touch_tolerance, context=context)
+    # With a rules file (or text) the rules say the clearance and the touch tolerance.
+    ruled = bool(settings.rules_file) or settings.rules_text is not None
+    return level_check.LevelRun(objects, None if ruled else settings.clearance,
+                                collection=collection, ignore=ignore, ignore_pairs=pairs,
+                                touch_tolerance=None if ruled else settings.touch_tolerance,
+                                context=context)
 
 
 class OBJECT_OT_convex_check_level(bpy.types.Operator):
