@@ -14,8 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from convex_tools.core import (Box, Capsule, Compound, Cylinder, Hull, Point, Sphere, Triangle,
-                               TriangleMesh, distance, intersect, posed, translated)
+from convex_tools.core import (Box, Capsule, Compound, Cylinder, Disc, Hull, Point, Rectangle,
+                               Segment, Sphere, Triangle, TriangleMesh, distance, intersect,
+                               posed, translated)
 from convex_tools.core.intrusion import SIDED_TOLERANCE, Intrusion, mesh_intrusion
 
 from geometry_helpers import quad_grid, random_rotation, rigid, rotation, welded
@@ -425,3 +426,25 @@ def test_a_sunk_ball_is_as_deep_as_its_lowest_point_with_the_witnesses_on_it_and
     np.testing.assert_allclose(result.normal, (0, 0, -1), atol=1e-6)
     np.testing.assert_allclose(result.point_a, (0.7, -0.4, -0.08), atol=1e-6)
     np.testing.assert_allclose(result.point_b, (0.7, -0.4, 0.0), atol=1e-6)
+
+
+@pytest.mark.parametrize("flat", [
+    Point(), Segment(0.4), Rectangle((0.3, 0.2)), Disc(0.3),
+    Hull([(0, 0, 0), (0.5, 0, 0), (0, 0.4, 0), (0.3, 0.3, 0)]),      # a flat hull
+])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_points_segments_and_flat_shapes_give_a_finite_depth_or_none(flat, seed):
+    mesh = step_level()
+    for position in [(-0.2, 0.0, 0.0), (0.05, 0.1, 0.8), (-1.0, 0.5, 0.1)]:
+        shape = posed(flat, random_rotation(np.random.default_rng(seed)), position)
+        result = mesh_intrusion(shape, mesh)
+        if result is not None:
+            assert 0.0 < result.depth < 2.0
+            assert np.linalg.norm(result.normal) == pytest.approx(1.0)
+            assert np.all(np.isfinite(result.point_a)) and np.all(np.isfinite(result.point_b))
+
+
+def test_a_plank_standing_through_the_floor_matches_brute_force():
+    plank = posed(Rectangle((0.3, 0.4)), rotation((1, 0, 0), 1.3), (-1.0, 0.3, 0.15))
+    result, checked = assert_agrees_with_brute_force(plank, step_level())
+    assert result is not None and checked >= 1

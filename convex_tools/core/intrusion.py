@@ -190,8 +190,8 @@ def _local_polytope(shape):
     if found is None:
         vertices = np.asarray(shape.vertices, float)
         faces = np.asarray(shape.faces)
-        e = np.concatenate((faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]))
-        edges = np.unique(np.sort(e, axis=1), axis=0)
+        edges = np.array([(i, j) for i, around in enumerate(shape.adjacency) for j in around
+                          if i < j]).reshape(-1, 2)
         p = vertices[faces]
         normals = _distinct_axes(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]))
         directions = _distinct_axes(vertices[edges[:, 1]] - vertices[edges[:, 0]])

@@ -5,9 +5,10 @@ Two meshes: the 100 352-triangle terrain of the ``concave`` section (320 m × 32
 hills), and a 12-triangle box mesh (a wall 4 m × 0.15 m × 2 m, the shape of a room's proxy).
 Props on the terrain, randomly placed and turned about the vertical, either resting (their
 lowest point on the ground: what the level check meets most, every object standing on the
-floor) or sunk up to 0.1 m; against the wall, a crate pushed up to 0.1 m into it. Boxes take
-the polytope path (numpy over the candidate triangles), spheres and capsules the one-sided
-EPA. Per case: the median CPU time of a call (µs), and the mean number of triangles whose
+floor) or sunk up to 0.1 m; against the wall, a crate pushed up to 0.1 m into it. Boxes and
+20-point hulls take the polytope path (numpy over the candidate triangles), spheres and
+capsules mostly one GJK distance per triangle (their core stays in front of it), 60-point
+"rocks" the one-sided EPA. Per case: the median CPU time of a call (µs), and the mean number of triangles whose
 boxes meet the prop's (the candidates).
 
     python scripts/bench.py intrusion            # 400 calls per case
@@ -22,7 +23,7 @@ import time
 
 import numpy as np
 
-from convex_tools.core import Box, Capsule, Sphere, TriangleMesh, bvh, concave, posed
+from convex_tools.core import Box, Capsule, Hull, Sphere, TriangleMesh, bvh, concave, posed
 from convex_tools.core.intrusion import mesh_intrusion
 
 from .concave import (QUICK_TERRAIN_CELLS, TERRAIN_CELLS, TERRAIN_HALF, height, terrain)
@@ -44,6 +45,10 @@ def _prop(kind, rng):
         return Box(rng.uniform(0.2, 0.5, 3))
     if kind == "sphere":
         return Sphere(rng.uniform(0.2, 0.5))
+    if kind in ("hull", "rock"):
+        # 20 points: a hull of ~50 edge directions (the numpy path); 60: a rock (the EPA).
+        points = rng.normal(size=(20 if kind == "hull" else 60, 3))
+        return Hull(points / np.linalg.norm(points, axis=1)[:, None] * rng.uniform(0.2, 0.5, 3))
     return Capsule(rng.uniform(0.1, 0.3), rng.uniform(0.1, 0.4))
 
 
@@ -98,7 +103,7 @@ def run(args):
     ground = terrain(cells)
     wall = wall_mesh()
     cases = []
-    for kind in ("box", "sphere", "capsule"):
+    for kind in ("box", "sphere", "capsule", "hull", "rock"):
         cases.append((f"{kind} resting on terrain", ground,
                       lambda r, k=kind: _on_terrain(k, 0.0, r)))
         cases.append((f"{kind} sunk ≤ 0.1 into terrain", ground,
