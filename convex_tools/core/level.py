@@ -642,11 +642,16 @@ class LevelCheck:
             self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
         return self._size_list
 
-    @staticmethod
-    def _pushed_up(m, sup, cos_up) -> bool:
-        """Whether the deepest contact of a support pair pushes the supported object up (it
-        sank); a concave supporter may hold it up in one place while it is pushed into a wall
-        in another (an overlap)."""
+    def _pushed_up(self, m, sup, cos_up) -> bool:
+        """Whether a support pair's contact pushes the supported object up (it sank): a
+        concave supporter may hold it up in one place while it is pushed into a wall in
+        another (an overlap). Against a triangle mesh any touched triangle that pushes it up
+        will do (the deepest may be left sideways across an inner edge a hair more cheaply)."""
+        if m.contacts:
+            # Each contact's normal points from the convex shape toward the mesh.
+            convex_is_i = not getattr(self.shapes[m.i], "is_mesh", False)
+            sign = -1.0 if (sup[0] == m.i) == convex_is_i else 1.0
+            return any(sign * float(c["normal"][2]) >= cos_up for c in m.contacts)
         if m.normal is None:
             return True
         up = -float(m.normal[2])          # i's push direction is -normal
@@ -825,7 +830,7 @@ def _mesh_contact(a, b, result, tolerance):
         return _overlap(result, None)
     contacts = tuple({"part": mesh.part_label(k), "depth": float(d),
                       "normal": np.asarray(n, dtype=float)} for k, d, n in hit.contacts)
-    part = mesh.part_label(hit.part)
+    part = hit.part                   # (labelled by ``_record``, as every part)
     normal = np.asarray(hit.normal, dtype=float)
     if flip:
         return -float(hit.depth), hit.point_b, hit.point_a, -normal, (part, None), contacts
