@@ -589,21 +589,23 @@ def _view_layer_of(everything):
 
 class _CollectionParents:
     """Names of the collections holding an object, their parent collections included (the
-    scene's master collection left out), made from one pass over the file's collections."""
+    scene's master collection left out), made from one pass over the file's collections (an
+    object's ``users_collection`` walks every collection of the file: ~140 µs an object in a
+    level of 2,000, quadratic in the level's size)."""
 
     def __init__(self):
         self._parents = None
 
     def holding(self, obj):
         if self._parents is None:
-            parents = {}
+            parents, holders = {}, {}
             for coll in bpy.data.collections:
                 for child in coll.children:
                     parents.setdefault(child.name, []).append(coll.name)
-            self._parents = parents
-            self._masters = {s.collection.as_pointer() for s in bpy.data.scenes}
-        out, todo = [], [c.name for c in obj.users_collection
-                         if c.as_pointer() not in self._masters]
+                for member in coll.objects:
+                    holders.setdefault(member.as_pointer(), []).append(coll.name)
+            self._parents, self._holders = parents, holders
+        out, todo = [], list(self._holders.get(obj.as_pointer(), ()))
         while todo:
             name = todo.pop(0)
             if name not in out:

@@ -271,7 +271,12 @@ class LevelRun:
             table = PoseTable.from_shapes(self.shapes)
             aabbs = world_aabbs(self.shapes, table)
         self.own_clearances = sum(f is not None or o is not None for f, o in zip(flag, own))
-        infos = [entry_info(entry, shape) for entry, shape in zip(self.kept, self.shapes)]
+        # Collections and custom properties are read only when a rule group matches by them.
+        groups = self.rules.groups
+        by_collection = any(g.collections for g in groups)
+        by_property = any(g.property is not None for g in groups)
+        infos = [entry_info(entry, shape, by_collection, by_property)
+                 for entry, shape in zip(self.kept, self.shapes)]
         self.times["aabbs"] = time.perf_counter() - t0
         self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, own,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
@@ -553,30 +558,16 @@ def load_rules(rules, scene=None) -> Rules:
     return Rules()
 
 
-def entry_info(entry, shape) -> EntryInfo:
-    """What the rules see of one entry: its names, collections, custom properties, whether it
-    is a passive rigid body or a triangle mesh, and what a fix moves."""
+def entry_info(entry, shape, collections=True, properties=True) -> EntryInfo:
+    """What the rules see of one entry: its names, collections and custom properties (when
+    asked: a rule group matches by them), whether it is a passive rigid body or a triangle mesh,
+    and what a fix moves."""
     obj = entry.obj
-    chain = list(entry.instancers) + [obj]
-    collections = getattr(entry, "collections", None)
-    if collections is None:
-        collections = tuple(dict.fromkeys(c.name for o in chain for c in o.users_collection))
-    properties = getattr(entry, "properties", None)
-    if properties is None:
-        properties = {}
-        for source in chain:       # the object's own values win over its instancers'
-            for key in source.keys():
-                value = source.get(key)
-                if isinstance(value, (str, int, float, bool)):
-                    properties[key] = value
-    rigid = getattr(obj, "rigid_body", None)
-    passive = getattr(entry, "passive", None)
-    if passive is None:
-        passive = rigid is not None and rigid.type == 'PASSIVE'
-    mover = getattr(entry, "mover", entry.selectable.name)
-    return EntryInfo(entry.name, obj.name, tuple(collections), properties, bool(passive),
-                     bool(getattr(shape, "is_mesh", False)), mover,
-                     getattr(entry, "instanced_by", None))
+    rigid = obj.rigid_body
+    return EntryInfo(entry.name, obj.name, entry.collections if collections else (),
+                     entry.properties if properties else {},
+                     rigid is not None and rigid.type == 'PASSIVE',
+                     bool(getattr(shape, "is_mesh", False)), entry.mover, entry.instanced_by)
 
 
 # --- clearances -----------------------------------------------------------------------------
