@@ -439,17 +439,35 @@ def _segment(p, q):
 
 
 def _triangle(p0, p1, p2):
-    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m)."""
-    e1, e2 = p1 - p0, p2 - p0
-    n = _cross(e1, e2)
-    nn = _dot(n, n)
-    flat = nn <= FLAT_TRIANGLE_SIN2 * _dot(e1, e1) * _dot(e2, e2)
-    safe = np.where(flat, 1.0, nn)
-    l1 = -_dot(n, _cross(p0, e2)) / safe
-    l2 = -_dot(n, _cross(e1, p0)) / safe
-    l0 = 1.0 - l1 - l2
+    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m), across
+    each triangle's longest edge as ``simplex._across_long_edge`` solves it."""
+    d12, d02, d01 = _dot(p2 - p1, p2 - p1), _dot(p2 - p0, p2 - p0), _dot(p1 - p0, p1 - p0)
+    # Rotate each triangle (c, a, b) so that ab is its longest edge: 0 keeps p0 p1 p2, 1 takes
+    # p1 p2 p0, 2 takes p2 p0 p1 (``simplex._triangle``'s choice, ties included).
+    turn = np.where((d12 >= d02) & (d12 >= d01), 0, np.where(d02 >= d01, 1, 2))
+    pts = (p0, p1, p2)
+    c, a, b = (np.where(turn == 0, pts[k], np.where(turn == 1, pts[(k + 1) % 3],
+                                                    pts[(k + 2) % 3])) for k in range(3))
+    u = b - a
+    uu = _dot(u, u)
+    e = c - a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = -_dot(a, u) / uu
+        q = a + s * u
+        g = _dot(e, u) / uu
+        h = e - g * u
+        hh = _dot(h, h)
+        flat = (uu == 0.0) | (hh <= FLAT_TRIANGLE_SIN2 * _dot(e, e))
+        lc = -_dot(q, h) / np.where(flat, 1.0, hh)
+    lb = s - lc * g
+    la = 1.0 - lc - lb
+    v = q + lc * h
+    # Back to p0 p1 p2's order: turn 0 has (c, a, b) = (p0, p1, p2), turn 1 (p1, p2, p0),
+    # turn 2 (p2, p0, p1).
+    l0 = np.where(turn == 0, lc, np.where(turn == 1, lb, la))
+    l1 = np.where(turn == 0, la, np.where(turn == 1, lc, lb))
+    l2 = np.where(turn == 0, lb, np.where(turn == 1, la, lc))
     inside = ~flat & (l0 >= 0.0) & (l1 >= 0.0) & (l2 >= 0.0)
-    v = p0 + l1 * e1 + l2 * e2
     lam = np.stack((l0, l1, l2))
     out = np.flatnonzero(~inside)
     if len(out):

@@ -653,12 +653,20 @@ def _initial_tetrahedron(poly: _Polytope):
     if n == 4:
         if not _is_flat(poly.W):
             return _Start(Status.INTERSECTING, (0, 1, 2, 3))
-        return _from_triangle(poly, _best_face_of_flat(poly.W), weights)
-    if n == 3:
-        return _from_triangle(poly, (0, 1, 2), weights)
-    if n == 2:
-        return _from_segment(poly, 0, 1, weights)
-    return _from_point(poly, 0, weights)
+        start = _from_triangle(poly, _best_face_of_flat(poly.W), weights)
+    elif n == 3:
+        start = _from_triangle(poly, (0, 1, 2), weights)
+    elif n == 2:
+        start = _from_segment(poly, 0, 1, weights)
+    else:
+        start = _from_point(poly, 0, weights)
+    if start.status is Status.FAILED:
+        # Every tetrahedron tried was flat: C is flat here (a point in a disc), and the planes
+        # tried were tilted by the rounding of triangles much smaller than C (GJK's simplex
+        # 1e-5 of its size). The widest triangle of the points found gives C's plane to C's
+        # own rounding; the shapes touch if C reaches no further than the origin across it.
+        return _across_widest(poly, weights)
+    return start
 
 
 def _touch_limit(poly):
@@ -690,6 +698,29 @@ def _from_triangle(poly, tri, weights):
     # the triangle (which holds the origin) is covered by the three triangles q + edge, hence
     # one of the tetrahedra edge + x + y holds the origin.
     return _best_tetrahedron(poly, [(j, k, x, y), (i, k, x, y), (i, j, x, y)])
+
+
+def _across_widest(poly, weights):
+    """TOUCHING across the plane of the widest triangle of the polytope's points if C reaches
+    no further than the origin on one side of it, else FAILED."""
+    W = poly.W
+    best, best_nn = None, 0.0
+    for i in range(len(W)):
+        for j in range(i + 1, len(W)):
+            for k in range(j + 1, len(W)):
+                n = cross(sub(W[j], W[i]), sub(W[k], W[i]))
+                nn = dot(n, n)
+                if nn > best_nn:
+                    best, best_nn = n, nn
+    if best is None:
+        return _NO_START
+    s = 1.0 / math.sqrt(best_nn)
+    n = (best[0] * s, best[1] * s, best[2] * s)
+    for sign in (1.0, -1.0):
+        m = (sign * n[0], sign * n[1], sign * n[2])
+        if poly.support(*m)[1] <= _touch_limit(poly):
+            return _Start(Status.TOUCHING, normal=m, weights=weights)
+    return _NO_START
 
 
 def _from_segment(poly, i, j, weights):

@@ -166,9 +166,11 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             n = ((pb[0] - pa[0]) / d, (pb[1] - pa[1]) / d, (pb[2] - pa[2]) / d)
             if d > margins:
                 # Apart by less than the touching tolerance: touching, depth 0, and one point
-                # (midway, within the tolerance of both) so that point_a − point_b == depth ·
-                # normal still holds; the status says it is touching, not an exact contact.
-                t = (ma + 0.5 * (d - margins)) / d
+                # so that point_a − point_b == depth · normal still holds; the status says it
+                # is touching, not an exact contact. The point is on the smaller shape: the
+                # tolerance is relative to the larger, and would put a midway point that far
+                # off a shape 1e6 times smaller.
+                t = (ma if _a_is_smaller(shapes) else d - mb) / d
                 p = tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3))
                 return _contact(0.0, n, p, p, 0.0, 0.0, res.iterations, calls,
                                 Status.TOUCHING, method)
@@ -186,7 +188,7 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             calls += 1
             if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) <= slack:
                 pa, pb = res.closest_points()
-                p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
+                p = pa if _a_is_smaller(shapes) else pb     # (as above: on the smaller shape)
                 status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
                 return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status,
                                 method)
@@ -224,6 +226,12 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     if on_full:
         return _contact(depth + margins, n, pa, pb, 0.0, 0.0, iterations, calls, status, method)
     return _contact(depth + margins, n, pa, pb, ma, mb, iterations, calls, status, method)
+
+
+def _a_is_smaller(shapes) -> bool:
+    """Whether A is the smaller of ``shapes`` (A, B) by size (``Shape.extent``): a point common
+    to both within a tolerance relative to the larger goes on the smaller, exactly."""
+    return shapes is not None and shapes[0].extent()[0] <= shapes[1].extent()[0]
 
 
 def _uncertified(res) -> bool:
