@@ -445,11 +445,11 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
             if exit_face is not None:
                 i, j, k = exit_face
                 portal = [(W[i], A[i], B[i]), (W[j], A[j], B[j]), (W[k], A[k], B[k])]
+        tolerance = mpr.fine_fraction(RAY_TOLERANCE, poly.scale, poly.fine)
         if mpr.crosses(portal, n):
-            ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal,
-                             tolerance=RAY_TOLERANCE)
+            ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal, tolerance=tolerance)
         else:
-            ray = mpr.ray_pass(poly.sa, poly.sb, n, RAY_TOLERANCE)
+            ray = mpr.ray_pass(poly.sa, poly.sb, n, tolerance)
         poly.calls += ray.calls
         if ray.status is Status.CONVERGED and len(ray.portal) == 3 and mpr.crosses(ray.portal, n):
             portal = ray.portal

@@ -33,7 +33,7 @@ import numpy as np
 from . import validation
 from .geometry import centre_difference, support_of_difference
 from .results import DistanceResult, SeparationCache, Status
-from .shapes import Point, Transformed
+from .shapes import Point, Transformed, contact_size
 from .simplex import CANCELLATION_RATIO, combine, from_nearest, solve
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
@@ -57,6 +57,12 @@ SIZE_TOLERANCE = 1e-10
 # Support points far from the origin relative to their shapes' size round at the size of their
 # coordinates (a few ulps: this fraction of the largest): distances below that are touching.
 COORDINATE_ROUNDING = 1e-15
+
+# Given the smaller shape's size (``run``'s ``size``), SIZE_TOLERANCE applies to it rather than to
+# the size of the CSO: a 2 m box beside a 1e6 m ellipsoid has its distance to 1e-10 of 2 m, not
+# of 1e6 m. The duality gap is then only trusted above its own rounding, this fraction of
+# |v|·|w| (v·w sums three products of that size: ~3 ulps; here 45).
+GAP_ROUNDING = 1e-14
 
 # A step that does not shorten v ends the search (NO_PROGRESS: rounding stalled it) at once
 # only when the duality gap |v|² − v·w is below this fraction of |v|²; with a larger gap the
@@ -88,6 +94,7 @@ class GJKRun:
     support_calls: int
     lower_bound: float = 0.0
     scale: float = 0.0     # largest |w| seen: the size the rounding tolerances are relative to
+    size: float | None = None   # the smaller shape's size, if given: the touching tolerance's
 
     @property
     def distance(self) -> float:
@@ -103,6 +110,10 @@ class GJKRun:
         """Largest |coordinate| of the final simplex's support points: where they round."""
         return max([abs(c) for p in self.points_a + self.points_b for c in p] + [0.0])
 
+    def touching(self) -> float:
+        """``touching_tolerance`` of this run."""
+        return touching_tolerance(self.scale, self.reach, self.size)
+
     def closest_points(self) -> tuple:
         """Points on A and B as the barycentric combination of the simplex's support points."""
         return combine(self.points_a, self.weights), combine(self.points_b, self.weights)
@@ -111,12 +122,14 @@ class GJKRun:
 
 
 def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERATIONS,
-        rel_tolerance=REL_TOLERANCE) -> GJKRun:
+        rel_tolerance=REL_TOLERANCE, size=None) -> GJKRun:
     """GJK on C = A − B given the two support mappings (``support_xyz`` callables).
 
     ``axis`` is the first search direction (a cached separating axis or last ``v``); any non-zero
     vector works, the centre difference of the shapes is a good default. In ``INTERSECT`` mode the
-    loop ends at the first separating axis (status SEPARATED, ``v`` the axis).
+    loop ends at the first separating axis (status SEPARATED, ``v`` the axis). ``size``, the
+    smaller shape's size (``shapes.contact_size``), makes the absolute tolerances relative to it
+    instead of to the size of C (see ``GAP_ROUNDING``).
     """
     vx, vy, vz = axis if axis is not None else (1.0, 0.0, 0.0)
     # Scale the axis to a largest component of 1: a subnormal centre difference (1e-175)
@@ -153,8 +166,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             if vw > lower * norm_v:
                 lower = vw / norm_v
             gap = vv - vw
-            if gap <= rel_tolerance * vv \
-                    or gap <= SIZE_TOLERANCE * sqrt(max_w2) * norm_v:
+            if gap <= rel_tolerance * vv or gap <= _absolute(sqrt(max_w2), size) * norm_v:
                 status = Status.CONVERGED
                 break
             if gap < best_gap and vw > 0.0:
@@ -204,17 +216,27 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                 vv = new_vv
             break
         vv = new_vv
-    res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
+    res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2),
+                 size)
     if status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) and lower <= 0.0 and \
             vv <= touching_tolerance(res.scale, res.reach) ** 2:
         # Stalled within the touching tolerance of the origin and never certified apart: on a
         # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
         # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
-        # tell (``intersect`` says so too).
+        # tell (``intersect`` says so too). (The tolerance is C's, not the smaller shape's:
+        # the stall is where rounding of C's points stopped the descent.)
         res.status = Status.TOUCHING
     return res
 
 
+
+
+def _absolute(scale, size):
+    """The duality gap's absolute tolerance over |v| for a CSO of size ``scale`` (largest |w|)
+    and a smaller shape of ``size`` (None: unknown)."""
+    if size is None or size >= scale:
+        return SIZE_TOLERANCE * scale
+    return SIZE_TOLERANCE * size + GAP_ROUNDING * scale
 
 
 def _is_point(shape) -> bool:
@@ -253,7 +275,7 @@ def distance(a, b, cache: SeparationCache | None = None,
                      (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), [], [], [], [], 0, 0)
     else:
         res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
-                  rel_tolerance=rel_tolerance)
+                  rel_tolerance=rel_tolerance, size=contact_size(a, b))
         pa, pb = res.closest_points()
         d = res.distance
     if cache is not None:
@@ -297,7 +319,8 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     (``validation``)."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
+    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT,
+              size=contact_size(a, b))
     if cache is not None:
         cache.record(res.v, res.support_calls)
     if res.status is Status.SEPARATED:
@@ -307,10 +330,16 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     # Stopped without a separating axis and without containing the origin. With v·w <= 0 the
     # duality gap is at least |v|², so convergence means |v| is within tolerance of zero:
     # the shapes touch. (Anything else would be a stall; |v| still decides.)
-    return res.distance <= touching_tolerance(res.scale, res.reach)
+    if res.lower_bound <= 0.0:
+        # Never separated: a stall within C's own rounding-level tolerance is touching too.
+        return res.distance <= touching_tolerance(res.scale, res.reach)
+    return res.distance <= res.touching()
 
 
-def touching_tolerance(scale: float, reach: float = 0.0) -> float:
-    """Distances at or below this count as touching for shapes whose CSO has size ``scale``
-    and whose support points have coordinates up to ``reach`` (which round at that size)."""
+def touching_tolerance(scale: float, reach: float = 0.0, size: float | None = None) -> float:
+    """Distances at or below this count as touching for shapes whose CSO has size ``scale``,
+    the smaller of which has ``size`` (None: unknown, then ``scale``), and whose support points
+    have coordinates up to ``reach`` (which round at that size)."""
+    if size is not None and size < scale:
+        scale = size
     return SIZE_TOLERANCE * scale + COORDINATE_ROUNDING * reach

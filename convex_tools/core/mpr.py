@@ -88,6 +88,12 @@ INTERSECT_TOLERANCE = 1e-12
 # (mean depth, ellipsoids: 0.4866 at 1e-2, 0.4792 at 1e-1; EPA's minimum 0.4742).
 NORMAL_TOLERANCE = 1e-1
 
+# Given the smaller shape's size (``fine``), the answer's tolerance (DEPTH_TOLERANCE, EPA's
+# RAY_TOLERANCE) applies to that size where it is smaller than C's: translating a 1 mm box by
+# its depth against a 1 km shape leaves them touching to 1e-9 of 1 mm, not of 1 km. But never
+# below this fraction of C's size, where the support values round (a few hundred ulps).
+FINE_FLOOR = 1e-13
+
 # A portal within this fraction of the size of C of its support plane lies on a face of C
 # (rounding level): there is no curvature to polish.
 EXACT_TOLERANCE = 1e-13
@@ -744,6 +750,14 @@ def estimate(a, b, size=None):
                     est.surface)
 
 
+def fine_fraction(fraction: float, scale: float, fine: float | None) -> float:
+    """``fraction`` of the size ``fine`` (the smaller shape's) as a fraction of ``scale`` (the
+    size of C), where ``fine`` is the smaller and no less than FINE_FLOOR."""
+    if fine is None or not fine < scale:
+        return fraction
+    return max(fraction * fine / scale, FINE_FLOOR)
+
+
 def _two_passes(a, b, v0, size=None):
     """The thesis's two passes (with the additions above) as an ``Estimate``; None if apart.
     ``v0``: centre(A) − centre(B), the start of pass 1's ray.
@@ -796,18 +810,20 @@ def _two_passes(a, b, v0, size=None):
     # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal
     # (saving the portal discovery), else pass 2 discovers its own.
     origin = (0.0, 0.0, 0.0)
+    scale = first.scale if first is not None else a.extent()[0] + b.extent()[0]
+    depth_tolerance = fine_fraction(DEPTH_TOLERANCE, scale, size)
     if first is not None and len(first.portal) == 3 and crosses(first.portal, normal):
-        if first.status is Status.CONVERGED and first.gap <= DEPTH_TOLERANCE * first.scale:
+        if first.status is Status.CONVERGED and first.gap <= depth_tolerance * first.scale:
             # Pass 1's portal already lies on the boundary (its support plane, along this very
             # normal, is within the tolerance), and the new ray crosses it: pass 2 would end at
             # its first support call with this portal.
             return _nearest_on_portal(first.portal, normal, calls, Status.CONVERGED)
         # Pass 1's last support call was along this portal's normal: pass 2's first step.
         known = first.support[1:] if first.status is Status.CONVERGED and first.support else None
-        second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
+        second = refine(sa, sb, origin, normal, first.portal, tolerance=depth_tolerance,
                         directions=first.directions, secant=curved, edges=edges, known=known)
     else:
-        second = _portal_pass(sa, sb, origin, normal, tolerance=DEPTH_TOLERANCE, secant=curved,
+        second = _portal_pass(sa, sb, origin, normal, tolerance=depth_tolerance, secant=curved,
                               edges=edges)
     calls += second.calls
     if second.status is not Status.CONVERGED and first is not None:
@@ -819,7 +835,7 @@ def _two_passes(a, b, v0, size=None):
                          _plane_offset(first))
         if back > 0.0:
             start = (-back * normal[0], -back * normal[1], -back * normal[2])
-            retry = _portal_pass(sa, sb, start, normal, tolerance=DEPTH_TOLERANCE,
+            retry = _portal_pass(sa, sb, start, normal, tolerance=depth_tolerance,
                                  secant=curved, edges=edges)
             calls += retry.calls
             if retry.status is Status.CONVERGED:

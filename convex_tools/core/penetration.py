@@ -71,7 +71,8 @@ def penetration(a, b, method: str = "epa"):
         return _answered_by_epa(penetration(a, b, "epa"), estimate.calls)
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
-            res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
+            res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
+                          size=contact_size(a, b))
             if res.status is Status.SEPARATED:
                 return None
             return _rounded(a, b, "epa", res.support_calls)
@@ -91,10 +92,11 @@ def signed_distance(a, b) -> float:
     b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     if not res.intersecting and not _uncertified(res):
         d = res.distance
-        if d > gjk.touching_tolerance(res.scale, res.reach):
+        if d > res.touching():
             return d - ma - mb
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "epa", 0, shapes=(a, b))
     return -contact.depth if contact is not None and contact.depth > 0.0 else 0.0
@@ -103,7 +105,8 @@ def signed_distance(a, b) -> float:
 # --- pipelines --------------------------------------------------------------------------------
 
 def _sharp(a, b, method="epa"):
-    res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
+    res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
+                  size=contact_size(a, b))
     if res.status is Status.SEPARATED:
         return None
     return _from_gjk(a.support_xyz, b.support_xyz, res, 0.0, 0.0, method, 0, shapes=(a, b))
@@ -112,7 +115,8 @@ def _sharp(a, b, method="epa"):
 def _rounded(a, b, method, calls_before):
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, method, calls_before,
                      shapes=(a, b))
 
@@ -128,7 +132,8 @@ def _mpr_rounded(a, b):
     if est is not None and est.status is not Status.FAILED:
         return mpr.contact(est, ma, mb)
     calls = 0 if est is None else est.calls
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
                         shapes=(a, b))
     if est is not None and res.intersecting:
@@ -152,7 +157,7 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     stalled = res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT)
     if not res.intersecting and not _uncertified(res):
         d = res.distance
-        slack = gjk.touching_tolerance(res.scale, res.reach)
+        slack = res.touching()
         touching = d <= slack
         if d > margins + slack:
             return None
@@ -248,7 +253,9 @@ def _exit_along(shapes, n):
     """Where the ray along n from the origin leaves A − B of the full (rounded) shapes:
     (depth, point on A, point on B, support calls), or None if MPR cannot find it."""
     a, b = shapes
-    ray = mpr.ray_pass(a.support_xyz, b.support_xyz, n, epa.RAY_TOLERANCE)
+    tolerance = mpr.fine_fraction(epa.RAY_TOLERANCE, a.extent()[0] + b.extent()[0],
+                                  contact_size(a, b))
+    ray = mpr.ray_pass(a.support_xyz, b.support_xyz, n, tolerance)
     if ray.status is not Status.CONVERGED or len(ray.portal) != 3:
         return None
     crossing = mpr.ray_crossing(ray.portal, n)
