@@ -408,8 +408,8 @@ def check_sweep_rotating(case):
 
 
 # Examples these checks found, each failing before its fix (the first ten on the code before
-# this module existed, the next two on this branch's own intermediate GJK, the last five since,
-# probing issue 10's extremes), replayed:
+# this module existed, the next two on this branch's own intermediate GJK, five more probing
+# issue 10's extremes, the rest issue 22's), replayed:
 FOUND = [
     # GJK stalled on a slab 1e-6 as thick as wide (a disc through a small cone): apart by 5e5.
     ("cone", "flat cylinder", 6, 6, "concentric", 3331021768),
@@ -453,6 +453,22 @@ FOUND = [
     # the step before), conservative advancement stepped past the contact, and the rotating
     # sweep said CONVERGED (it now gives the stalled distance's status).
     ("duplicate-point hull", "disc", 6, 6, "nearly touching", 3303905065),
+    # Issue 22's replays. Sliver triangles of A − B (edges 1e6 times longer than the third)
+    # solved by Cramer's rule from a vertex: v tilted, GJK stalled or EPA started off.
+    ("duplicate-point hull", "capsule", 13, 6, "concentric", 2963867269),
+    ("duplicate-point hull", "collinear hull", 12, 3, "concentric", 50555822),
+    ("segment", "ellipsoid", 6, -6, "concentric", 4013574205),
+    ("ellipsoid", "collinear hull", -6, 6, "concentric", 4229171177),
+    # A point in a flat disc: EPA's start tried planes of triangles 1e-5 of C's size, tilted
+    # by their rounding; the disc's own plane (its widest triangle) shows them touching.
+    ("flat cylinder", "point", -6, -1, "touching", 1037381884),
+    # Touching within the tolerance of the larger shape: the common point went midway, off the
+    # smaller one by half that tolerance.
+    ("round box", "sphere", -13, -6, "nearly touching", 2075906240),
+    ("sphere", "sphere", -39, 6, "nearly touching", 0),
+    ("sphere", "sphere", -39, -6, "nearly touching", 0),
+    ("sphere", "sphere", -39, 6, "nearly touching", 63),
+    ("sphere", "sphere", -39, -6, "nearly touching", 63),
 ]
 
 

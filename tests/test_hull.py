@@ -469,7 +469,7 @@ def test_heights_above_the_hull_in_blocks_are_the_plain_maximum(monkeypatch):
     # three products' sums) by the block's shape, so a block of one row may round differently
     # from the whole matrix by an ulp of the terms.
     ulps = 8 * np.finfo(float).eps * (np.abs(q[pts]).sum(axis=1) + np.abs(planes[1]).max())
-    for block, rows in ((quickhull.HEIGHT_BLOCK, quickhull.HEIGHT_BLOCK_ROWS), (1000, 7), (1, 1)):
+    for block, rows in ((quickhull.HEIGHT_BLOCK, quickhull.HEIGHT_BLOCK_ROWS), (1000, 7), (64, 1)):
         monkeypatch.setattr(quickhull, "HEIGHT_BLOCK", block)
         monkeypatch.setattr(quickhull, "HEIGHT_BLOCK_ROWS", rows)
         got = quickhull._height_above(q, planes, pts)

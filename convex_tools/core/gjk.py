@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import validation
-from .geometry import centre_difference, support_of_difference
+from . import mpr, validation
+from .geometry import centre_difference, sub, support_of_difference
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size
-from .simplex import CANCELLATION_RATIO, combine, from_nearest, solve
+from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -231,6 +231,16 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
 
 
 
+def undecided(res: GJKRun) -> bool:
+    """Whether a run that did not find the shapes overlapping has not shown them apart either:
+    it stopped short (a repeated support point, no progress, the iteration cap) without ever
+    finding a separating support plane (lower bound <= 0), and not within touching. On a needle
+    or slab of C far from the origin GJK can stop so 1e-4 from an origin C holds 1e-3 deep;
+    ``mpr.holding_tetrahedron`` decides instead."""
+    return res.status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT) \
+        and res.lower_bound <= 0.0
+
+
 def _absolute(scale, size):
     """The duality gap's absolute tolerance over |v| for a CSO of size ``scale`` (largest |w|)
     and a smaller shape of ``size`` (None: unknown)."""
@@ -278,6 +288,15 @@ def distance(a, b, cache: SeparationCache | None = None,
                   rel_tolerance=rel_tolerance, size=contact_size(a, b))
         pa, pb = res.closest_points()
         d = res.distance
+        if undecided(res):
+            held, points_a, points_b = mpr.holding_tetrahedron(ca, cb)
+            if held:
+                # The cores overlap: a common point is the origin's barycentric combination
+                # of the tetrahedron's points on A (the same one of its points on B).
+                weights = closest_to_origin([sub(p, q) for p, q in zip(points_a, points_b)])[1]
+                p = np.array(combine(points_a, weights))
+                return DistanceResult(0.0, p, p.copy(), True, res.iterations,
+                                      res.support_calls, Status.INTERSECTING)
     if cache is not None:
         cache.record(res.v, res.support_calls)
     margins = ma + mb
@@ -331,8 +350,15 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     # duality gap is at least |v|², so convergence means |v| is within tolerance of zero:
     # the shapes touch. (Anything else would be a stall; |v| still decides.)
     if res.lower_bound <= 0.0:
-        # Never separated: a stall within C's own rounding-level tolerance is touching too.
-        return res.distance <= touching_tolerance(res.scale, res.reach)
+        # Never separated: a stall within C's own rounding-level tolerance is touching too;
+        # beyond it, MPR's portal test decides (as ``distance`` asks it).
+        if res.distance <= touching_tolerance(res.scale, res.reach):
+            return True
+        if undecided(res):
+            held = mpr.holding_tetrahedron(a, b)[0]
+            if held is not None:
+                return held
+        return False
     return res.distance <= res.touching()
 
 

@@ -672,6 +672,30 @@ def intersect(a, b) -> bool | None:
     return None
 
 
+def holding_tetrahedron(a, b):
+    """MPR's portal search (seed 001 Alg. 9) for a tetrahedron of C = A − B that holds the
+    origin, for GJK runs that stalled without deciding: ``(True, points on A, points on B)``
+    (the centres, then the portal's support points), ``(False, (), ())`` when a support plane
+    separates the shapes, ``(None, (), ())`` when MPR cannot decide either.
+
+    GJK decides by the direction of v, which on a needle or slab of C far from the origin (a
+    1.2e6 m segment through a 2 km rectangle, nearly in its plane) is only known to ~ε·|w|/|v|:
+    the support points along it are then noise, and GJK stops on a repeated one, 1e-4 from
+    the origin that C holds 1e-3 deep. The portal test compares the origin with one plane of
+    the portal at a time, and decides it."""
+    ca, cb = a.center_xyz(), b.center_xyz()
+    v0 = (ca[0] - cb[0], ca[1] - cb[1], ca[2] - cb[2])
+    if not math.hypot(*v0) > 0.0:
+        return True, [ca], [cb]                       # the origin is the interior point itself
+    res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), clip=True,
+                       tolerance=INTERSECT_TOLERANCE, stop_at_hit=True)
+    if res.hit and len(res.portal) == 3:
+        return True, [ca] + [p[1] for p in res.portal], [cb] + [p[2] for p in res.portal]
+    if not res.hit and res.status in (Status.SEPARATED, Status.CONVERGED):
+        return False, (), ()
+    return None, (), ()
+
+
 class Estimate(NamedTuple):
     """MPR's answer before it becomes a ``Contact``: depth, unit normal (from A toward B), the
     points on A and B (tuples), support calls, status, and ``surface``: the outward normal of

@@ -197,7 +197,14 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
                 status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
                 return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status,
                                 method)
-    out = epa.run(sa, sb, res.points_a, res.points_b,
+    points_a, points_b = res.points_a, res.points_b
+    if _uncertified(res) and shapes is not None:
+        held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
+        if held is False:
+            return None
+        if held:
+            points_a, points_b = tet_a, tet_b
+    out = epa.run(sa, sb, points_a, points_b,
                   size=None if shapes is None else contact_size(*shapes))
     calls += out.support_calls
     iterations = res.iterations + out.iterations
@@ -241,12 +248,11 @@ def _a_is_smaller(shapes) -> bool:
 
 def _uncertified(res) -> bool:
     """Whether a GJK run that did not find the shapes overlapping has not shown them apart
-    either: it stalled (NO_PROGRESS, ITERATION_LIMIT) without ever finding a separating support
-    plane (lower bound <= 0). On a needle of A − B (a segment 1e6 times longer than the shape
-    beside it) GJK could stall ~1e-8 of the length from the origin that C holds, and margins −
-    |v| would be a depth short by that much: EPA on the cores decides instead."""
-    return res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT) and \
-        res.lower_bound <= 0.0
+    either (``gjk.undecided``). On a needle of A − B (a segment 1e6 times longer than the
+    shape beside it) GJK could stall ~1e-8 of the length from the origin that C holds, and
+    margins − |v| would be a depth short by that much: EPA on the cores decides instead, from
+    MPR's tetrahedron when GJK's simplex does not hold the origin."""
+    return not res.intersecting and gjk.undecided(res)
 
 
 def _exit_along(shapes, n):
