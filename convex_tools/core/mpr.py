@@ -718,7 +718,8 @@ def penetration(a, b):
     return contact(est)
 
 
-def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Contact:
+def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0,
+            share_a: float = 0.5) -> Contact:
     """The ``Contact`` of an estimate, on the shapes ``core ⊕ sphere(margin)`` when the estimate
     was made on the cores: each margin is added along C's normal at the answer's point, which
     keeps that point on the boundary of C."""
@@ -736,7 +737,7 @@ def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Cont
         pa = (pa[0] + margin_a * sx, pa[1] + margin_a * sy, pa[2] + margin_a * sz)
         pb = (pb[0] - margin_b * sx, pb[1] - margin_b * sy, pb[2] - margin_b * sz)
     # Split the rounding residual so that point_a − point_b == depth · normal exactly.
-    pa, pb = split_residual(pa, pb, depth, (nx, ny, nz))
+    pa, pb = split_residual(pa, pb, depth, (nx, ny, nz), share_a)     # (``share_a``: A's part)
     return Contact(float(depth), np.array((nx, ny, nz)), np.array(pa), np.array(pb), 0,
                    est.calls, est.status, "mpr")
 

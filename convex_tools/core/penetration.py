@@ -38,7 +38,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import epa, gjk, mpr, validation
-from .geometry import centre_difference, split_residual, support_of_difference
+from .geometry import centre_difference, residual_share, split_residual, support_of_difference
 from .results import Contact, Status
 from .shapes import contact_size
 
@@ -66,7 +66,7 @@ def penetration(a, b, method: str = "epa"):
         if estimate is None:
             return None
         if estimate.status is not Status.FAILED:
-            return mpr.contact(estimate)
+            return mpr.contact(estimate, share_a=_share(a, b))
         # MPR found no boundary point along its estimate: EPA's answer, saying so.
         return _answered_by_epa(penetration(a, b, "epa"), estimate.calls)
     if method == "epa":
@@ -130,7 +130,7 @@ def _mpr_rounded(a, b):
     ca, cb = a.core, b.core
     est = mpr.estimate(ca, cb, contact_size(a, b))
     if est is not None and est.status is not Status.FAILED:
-        return mpr.contact(est, ma, mb)
+        return mpr.contact(est, ma, mb, _share(a, b))
     calls = 0 if est is None else est.calls
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
                   size=contact_size(a, b))
@@ -240,6 +240,11 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     return _contact(depth + margins, n, pa, pb, ma, mb, iterations, calls, status, method)
 
 
+def _share(a, b) -> float:
+    """A's part of a contact's rounding residual (``geometry.residual_share``)."""
+    return residual_share(a.extent()[0], b.extent()[0])
+
+
 def _a_is_smaller(shapes) -> bool:
     """Whether A is the smaller of ``shapes`` (A, B) by size (``Shape.extent``): a point common
     to both within a tolerance relative to the larger goes on the smaller, exactly."""
@@ -270,7 +275,7 @@ def _exit_along(shapes, n):
     depth, lam = crossing
     pa = [sum(l * v[1][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
     pb = [sum(l * v[2][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
-    pa, pb = split_residual(pa, pb, depth, n)     # pa − pb == depth · n exactly
+    pa, pb = split_residual(pa, pb, depth, n, _share(a, b))    # pa − pb == depth · n exactly
     return max(depth, 0.0), pa, pb, ray.calls
 
 
