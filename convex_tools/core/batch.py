@@ -3,22 +3,39 @@
 A single query in CPython costs microseconds of interpreter work per support call; a level has
 thousands of candidate pairs. Here every pair advances one GJK iteration per pass, each step an
 array operation over all pairs still running, so the interpreter's cost is paid per iteration,
-not per pair. The algorithm is ``gjk.run`` (seed 000 §3), step for step:
+not per pair. The algorithm is ``gjk.run`` (seed 000 §3), with its tolerances (taken from
+``gjk`` and ``simplex``, not copied; ``tests/test_parity.py`` holds the mirrored functions to
+each other):
 
 - the support point w of A − B along −v, from ``placement.PoseTable.support`` (each shape family
   vectorised; rounded shapes on their cores, the margins added at the end, seed 001 §2.3.4);
 - the same stopping tests: the duality gap |v|² − v·w against ``REL_TOLERANCE`` · |v|² and
   against ``SIZE_TOLERANCE`` · |v| · (the CSO's size), a repeated support point, the origin
   inside the simplex (``CONTAINMENT_TOLERANCE``), and ``MAX_ITERATIONS``;
-- the simplex's point nearest the origin by the sub-algorithm of ``simplex`` (segment, triangle
-  and tetrahedron with the same degeneracy thresholds), each case run on all pairs whose
-  simplex has that many points, always solved from the point nearest the origin (what
-  ``simplex.from_nearest`` does when cancellation threatens).
+- the simplex's point nearest the origin by ``simplex``'s sub-algorithm on arrays (segment,
+  triangle across its longest edge, tetrahedron, the same degeneracy thresholds).
+
+Where it differs from ``gjk.run`` (each difference hands the pair back rather than answer
+otherwise):
+
+- the simplex is always solved from its point nearest the origin (``gjk.run`` does so only when
+  cancellation threatens: ``simplex.from_nearest``), and the triangle and tetrahedron cases
+  outside the simplex take the nearest of all their edges or faces instead of the regions the
+  signs name (the same point, by convexity);
+- no exact weights for a needle tetrahedron holding the origin (``simplex._exact_weights``):
+  its float weights fail the residual check, and the pair ends as the faces give it, or stalls
+  and falls back;
+- no tolerance relative to the smaller shape (``gjk.run``'s ``size``): the absolute stopping
+  rule is relative to the size of C, and a pair whose answer is within ``CLEAR_SLACK`` of a
+  decision goes to the single query, which has it;
+- a stall (no progress after ``STALL_RETRIES``), the iteration cap, or a repeated support point
+  that never separated (``gjk.undecided``; touching or nearly) is FALLBACK, where ``gjk.run``
+  ends on its best state, asks MPR (``mpr.holding_tetrahedron``) or calls it touching.
 
 A pair the batch cannot decide — a stall of the descent, the iteration cap, a repeated support
 point without a separating axis (touching), or a shape it has no family for (``placement``:
 sums, hulls of two shapes, user shapes, concave shapes) — is marked ``FALLBACK``; callers answer
-it with the single query (``distances`` does, and says so in the result's ``method``).
+it with the single query (``distances`` does, and says so in the result's ``engine``).
 
 ``screen(table, pairs, need)`` is the level check's use: it runs only until each pair is
 *certified* clear (GJK's lower bound v·w/|v| minus the margins reaches the pair's required
@@ -39,7 +56,8 @@ import numpy as np
 
 from . import batch_epa, gjk, simplex
 from .placement import HULL, OTHER, POLY, PoseTable
-from .results import DistanceResult, Status
+from .results import STATUS_OF as RESULT_STATUS
+from .results import Code, DistanceResult
 
 MAX_ITERATIONS = gjk.MAX_ITERATIONS
 REL_TOLERANCE = gjk.REL_TOLERANCE
@@ -64,11 +82,10 @@ CHUNK_PAIRS = 16_384
 # Families whose cores are polytopes: their overlaps get their depth from ``batch_epa``.
 POLYTOPE_FAMILIES = (POLY, HULL)
 
-# Status codes of the state arrays (``STATUS_OF`` gives the ``Status``).
-RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = range(7)
-STATUS_OF = {CONVERGED: Status.CONVERGED, REPEATED: Status.REPEATED_SUPPORT,
-             INTERSECTING: Status.INTERSECTING, TOUCHING: Status.TOUCHING,
-             CLEAR: Status.SEPARATED}
+# Stop codes of the state arrays: ``results.Code`` (``STATUS_OF`` gives the ``Status``), the
+# one vocabulary of both batched engines; plain ints here for the array comparisons.
+RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = map(int, Code)
+STATUS_OF = {int(code): status for code, status in RESULT_STATUS.items()}
 
 
 class BatchDistances:
@@ -192,7 +209,7 @@ def _core_contacts(res, rows, ma, mb, out):
 def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
     """``DistanceResult`` of each pair (i, j) of ``pairs`` (the shapes in that order), batched;
     the pairs the batch cannot decide are answered by ``single(a, b)``, the single query
-    (``queries.distance``, which sits above this module): their ``method`` says "single", the
+    (``queries.distance``, which sits above this module): their ``engine`` says "single", the
     others' "batch"."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     table = PoseTable.from_shapes(shapes) if table is None else table
@@ -203,12 +220,12 @@ def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
         code = int(res.code[k])
         if code == FALLBACK:
             r = single(shapes[i], shapes[j])
-            r.method = "single"
+            r.engine = "single"
         else:
             r = DistanceResult(float(res.distance[k]), res.point_a[k].copy(),
                                res.point_b[k].copy(), bool(res.intersecting[k]),
                                int(res.support_calls[k]), int(res.support_calls[k]),
-                               status_of[code], method="batch")
+                               status_of[code], engine="batch")
         out.append(r)
     return out
 
