@@ -58,10 +58,13 @@ SIZE_TOLERANCE = 1e-10
 # coordinates (a few ulps: this fraction of the largest): distances below that are touching.
 COORDINATE_ROUNDING = 1e-15
 
-# Given the smaller shape's size (``run``'s ``size``), SIZE_TOLERANCE applies to it rather than to
-# the size of the CSO: a 2 m box beside a 1e6 m ellipsoid has its distance to 1e-10 of 2 m, not
-# of 1e6 m. The duality gap is then only trusted above its own rounding, this fraction of
-# |v|·|w| (v·w sums three products of that size: ~3 ulps; here 45).
+# Given the smaller shape's size (``run``'s ``size``), SIZE_TOLERANCE applies to SIZE_RATIO times
+# it where that is less than the size of the CSO: a 2 m box beside a 1e6 m ellipsoid has its
+# distance to 1e-9 of 2 m, not 1e-10 of 1e6 m. (Shapes of comparable size, C within SIZE_RATIO
+# of the smaller, keep C's tolerance and GJK its cost.) The duality gap is then only trusted
+# above its own rounding, GAP_ROUNDING of |v|·|w| (v·w sums three products of that size: ~3
+# ulps; here 45).
+SIZE_RATIO = 10.0
 GAP_ROUNDING = 1e-14
 
 # A step that does not shorten v ends the search (NO_PROGRESS: rounding stalled it) at once
@@ -149,6 +152,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     calls = 0
     best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
     stalls = 0             # steps that did not shorten v although the gap was large
+    absolute = 0.0         # the gap's absolute tolerance over |v| (``_absolute``, for max_w2)
     while calls < max_iterations:
         # Support point of A − B along −v.
         w, a, b = support_of_difference(support_a, support_b, -vx, -vy, -vz)
@@ -157,6 +161,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
         if w2 > max_w2:
             max_w2 = w2
+            absolute = _absolute(sqrt(w2), size)
         if vw > 0.0 and early_out:     # v separates A and B (SA-GJK)
             status = Status.SEPARATED
             break
@@ -166,7 +171,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             if vw > lower * norm_v:
                 lower = vw / norm_v
             gap = vv - vw
-            if gap <= rel_tolerance * vv or gap <= _absolute(sqrt(max_w2), size) * norm_v:
+            if gap <= rel_tolerance * vv or gap <= absolute * norm_v:
                 status = Status.CONVERGED
                 break
             if gap < best_gap and vw > 0.0:
@@ -231,22 +236,24 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
 
 
 
+_UNDECIDED = (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT)
+
+
 def undecided(res: GJKRun) -> bool:
     """Whether a run that did not find the shapes overlapping has not shown them apart either:
     it stopped short (a repeated support point, no progress, the iteration cap) without ever
     finding a separating support plane (lower bound <= 0), and not within touching. On a needle
     or slab of C far from the origin GJK can stop so 1e-4 from an origin C holds 1e-3 deep;
     ``mpr.holding_tetrahedron`` decides instead."""
-    return res.status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT) \
-        and res.lower_bound <= 0.0
+    return res.lower_bound <= 0.0 and res.status in _UNDECIDED
 
 
 def _absolute(scale, size):
     """The duality gap's absolute tolerance over |v| for a CSO of size ``scale`` (largest |w|)
     and a smaller shape of ``size`` (None: unknown)."""
-    if size is None or size >= scale:
+    if size is None or SIZE_RATIO * size >= scale:
         return SIZE_TOLERANCE * scale
-    return SIZE_TOLERANCE * size + GAP_ROUNDING * scale
+    return SIZE_TOLERANCE * SIZE_RATIO * size + GAP_ROUNDING * scale
 
 
 def _is_point(shape) -> bool:
@@ -288,7 +295,7 @@ def distance(a, b, cache: SeparationCache | None = None,
                   rel_tolerance=rel_tolerance, size=contact_size(a, b))
         pa, pb = res.closest_points()
         d = res.distance
-        if undecided(res):
+        if res.lower_bound <= 0.0 and res.status in _UNDECIDED and not res.intersecting:
             held, points_a, points_b = mpr.holding_tetrahedron(ca, cb)
             if held:
                 # The cores overlap: a common point is the origin's barycentric combination
@@ -338,8 +345,7 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     (``validation``)."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT,
-              size=contact_size(a, b))
+    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
     if cache is not None:
         cache.record(res.v, res.support_calls)
     if res.status is Status.SEPARATED:
@@ -359,13 +365,13 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
             if held is not None:
                 return held
         return False
-    return res.distance <= res.touching()
+    return res.distance <= touching_tolerance(res.scale, res.reach, contact_size(a, b))
 
 
 def touching_tolerance(scale: float, reach: float = 0.0, size: float | None = None) -> float:
     """Distances at or below this count as touching for shapes whose CSO has size ``scale``,
     the smaller of which has ``size`` (None: unknown, then ``scale``), and whose support points
     have coordinates up to ``reach`` (which round at that size)."""
-    if size is not None and size < scale:
-        scale = size
+    if size is not None and SIZE_RATIO * size < scale:
+        scale = SIZE_RATIO * size
     return SIZE_TOLERANCE * scale + COORDINATE_ROUNDING * reach

@@ -677,9 +677,11 @@ class MinkowskiSum(Shape):
 def contact_size(a: Shape, b: Shape) -> float | None:
     """The size that contact points are made exact relative to: the smaller of the two shapes'
     sizes (``Shape.extent``), a zero size (a point's) not counting; None if both are zero."""
-    size_a, size_b = a.extent()[0], b.extent()[0]
+    # (Every query asks: the extents primitives keep are read without the method call.)
+    size_a = (getattr(a, "_extent", None) or a.extent())[0]
+    size_b = (getattr(b, "_extent", None) or b.extent())[0]
     if size_a > 0.0 and size_b > 0.0:
-        return min(size_a, size_b)
+        return size_a if size_a < size_b else size_b
     return max(size_a, size_b) or None
 
 

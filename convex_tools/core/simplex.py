@@ -129,51 +129,60 @@ _ALL_EDGES = ((0, 1), (1, 2), (0, 2))
 
 
 def _triangle(p0, p1, p2):
-    # Solved across the longest edge (``_across_long_edge``), taking the vertex opposite it first.
-    d12 = (p2[0] - p1[0]) ** 2 + (p2[1] - p1[1]) ** 2 + (p2[2] - p1[2]) ** 2
-    d02 = (p2[0] - p0[0]) ** 2 + (p2[1] - p0[1]) ** 2 + (p2[2] - p0[2]) ** 2
-    d01 = (p1[0] - p0[0]) ** 2 + (p1[1] - p0[1]) ** 2 + (p1[2] - p0[2]) ** 2
-    if d12 >= d02 and d12 >= d01:
-        return _across_long_edge(p0, p1, p2)
-    if d02 >= d01:
-        v, (w1, w2, w0) = _across_long_edge(p1, p2, p0)
-    else:
-        v, (w2, w0, w1) = _across_long_edge(p2, p0, p1)
-    return v, [w0, w1, w2]
-
-
-def _across_long_edge(p0, p1, p2):
-    """``_triangle`` with p1 p2 its longest edge: the origin's projection on the triangle's plane
-    as the point q of that edge's line nearest the origin, moved across the line along the
-    triangle's height h (from the line to p0).
+    """The triangle's point nearest the origin: its projection on the triangle's plane as the
+    point q of the longest edge's line nearest the origin, moved across that line along the
+    triangle's height h (from the line to the opposite vertex).
 
     Why not Cramer's rule on two edges from a vertex (the textbook form): its weights are off
-    by ~ε·|p0|/sin(angle at p0), and on a sliver or needle of A − B far from the origin (an
+    by ~ε·|p|/sin(angle there), and on a sliver or needle of A − B far from the origin (an
     883 km segment beside a 2 m hull: edges 1e6 long, a height of 2, or 1e-3 when the segment
-    lies nearly in a rectangle's plane) that tilts the plane by ~ε·|p0|/height and puts v that
-    many times |p0| off, 1e-4 to 0.1 where the distance is 0.04: GJK stalls there. Here q is
-    within ε·|p1| of exact and short (the origin is near the triangle), and a tilt of h only
+    lies nearly in a rectangle's plane) that tilts the plane by ~ε·|p|/height and puts v that
+    many times |p| off, 1e-4 to 0.1 where the distance is 0.04: GJK stalls there. Here q is
+    within ε·|p| of exact and short (the origin is near the triangle), and a tilt of h only
     moves v by |q| times it."""
+    # (c, a, b): the triangle turned so that a b is its longest edge.
     ax, ay, az = p1
-    ux, uy, uz = p2[0] - ax, p2[1] - ay, p2[2] - az
+    bx, by, bz = p2
+    cx, cy, cz = p0
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    ex, ey, ez = cx - ax, cy - ay, cz - az
     uu = ux * ux + uy * uy + uz * uz
-    cx, cy, cz = p0[0] - ax, p0[1] - ay, p0[2] - az
-    cc = cx * cx + cy * cy + cz * cz
+    ee = ex * ex + ey * ey + ez * ez
+    fx, fy, fz = cx - bx, cy - by, cz - bz
+    ff = fx * fx + fy * fy + fz * fz
+    if uu >= ee and uu >= ff:
+        turn = 0
+    else:
+        if ff >= ee:        # p0 p2 longest: (c, a, b) = (p1, p2, p0)
+            turn, uu = 1, ff
+            ax, ay, az, bx, by, bz, cx, cy, cz = bx, by, bz, cx, cy, cz, ax, ay, az
+        else:               # p0 p1 longest: (c, a, b) = (p2, p0, p1)
+            turn, uu = 2, ee
+            ax, ay, az, bx, by, bz, cx, cy, cz = cx, cy, cz, ax, ay, az, bx, by, bz
+        ux, uy, uz = bx - ax, by - ay, bz - az
+        ex, ey, ez = cx - ax, cy - ay, cz - az
+        ee = ex * ex + ey * ey + ez * ez
     if uu == 0.0:
         return _best_edge(p0, p1, p2, _ALL_EDGES)
-    s = -(ax * ux + ay * uy + az * uz) / uu        # q = p1 + s u, nearest the origin on the line
+    s = -(ax * ux + ay * uy + az * uz) / uu        # q = a + s u, nearest the origin on the line
     qx, qy, qz = ax + s * ux, ay + s * uy, az + s * uz
-    g = (cx * ux + cy * uy + cz * uz) / uu         # h = (p0 − p1) − g u, across the line
-    hx, hy, hz = cx - g * ux, cy - g * uy, cz - g * uz
+    g = (ex * ux + ey * uy + ez * uz) / uu         # h = (c − a) − g u, across the line
+    hx, hy, hz = ex - g * ux, ey - g * uy, ez - g * uz
     hh = hx * hx + hy * hy + hz * hz
-    if hh <= FLAT_TRIANGLE_SIN2 * cc:
+    if hh <= FLAT_TRIANGLE_SIN2 * ee:
         return _best_edge(p0, p1, p2, _ALL_EDGES)
-    # v = q + l0 h: p1 + l2 (p2 − p1) + l0 (p0 − p1) with l2 = s − l0 g.
-    l0 = -(qx * hx + qy * hy + qz * hz) / hh
-    l2 = s - l0 * g
-    l1 = 1.0 - l0 - l2
+    # v = q + lc h = a + lb (b − a) + lc (c − a), with lb = s − lc g.
+    lc = -(qx * hx + qy * hy + qz * hz) / hh
+    lb = s - lc * g
+    la = 1.0 - lc - lb
+    if turn == 0:
+        l0, l1, l2 = lc, la, lb
+    elif turn == 1:
+        l0, l1, l2 = lb, lc, la
+    else:
+        l0, l1, l2 = la, lb, lc
     if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
-        return (qx + l0 * hx, qy + l0 * hy, qz + l0 * hz), [l0, l1, l2]
+        return (qx + lc * hx, qy + lc * hy, qz + lc * hz), [l0, l1, l2]
     # The origin projects outside: the answer is on an edge opposite a negative coordinate.
     # One negative coordinate (the common case) names a single edge; two name a vertex's two edges.
     if l0 < 0.0:
