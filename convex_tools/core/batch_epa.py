@@ -13,7 +13,7 @@ alive, and the face across each edge — and each iteration, for all pairs at on
 3. stops when n·w − d is within ``epa.ROUNDING_GAP`` of the size of C (on polytopes EPA always
    ends so): the depth is d, the normal n, the contact points the barycentric combination of
    the face's support points at the origin's projection, taken in the coplanar face that holds
-   the projection (``epa._holding_projection``);
+   the projection (``epa._Faces.holding_projection``);
 4. else removes the faces w sees, by a flood fill over the face adjacency from the nearest face
    (``epa.VISIBLE_TOLERANCE``), and fans new faces from the horizon edges to w.
 
@@ -345,7 +345,7 @@ def _dot(p, q):
 
 def _face_planes(p, q, w, floor):
     """Unit normals and plane distances of faces (p, q, w), counter-clockwise from outside:
-    n = (p − w) × (q − w) (``epa._fan``); and which pass the guards (not degenerate, plane no
+    n = (p − w) × (q − w) (``epa._Faces.fan``); and which pass the guards (not degenerate, plane no
     nearer the origin than ``floor``)."""
     a, b = p - w, q - w
     n = _cross(a, b)

@@ -213,14 +213,12 @@ def run(support_a, support_b, points_a, points_b, max_iterations: int | None = N
 def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     W, A, B = poly.W, poly.A, poly.B
     sa, sb = poly.sa, poly.sb
-    faces = []          # [d, nx, ny, nz, i, j, k]: outward unit normal n, plane n·x = d, CCW ijk
-    alive = []
-    edges = {}          # directed edge (i << shift | j) -> the face it bounds
-    heap = []
-    poly.faces, poly.alive = faces, alive
+    hull = _Faces(W)
+    faces = hull.faces
+    poly.faces, poly.alive = faces, hull.alive
     floor = -ORIGIN_TOLERANCE * poly.scale
     for i, j, k in _tetrahedron_faces(W, tet):
-        if not _fan(faces, alive, edges, heap, W, [(i, j)], k, floor):
+        if not hull.fan([(i, j)], k, floor):
             return _failed(poly)
     best, best_gap, upper = 0, math.inf, math.inf
     lower = faces[0][0]
@@ -229,7 +227,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     scale = poly.scale
     while True:
         # 1. The face nearest the origin (its plane distance is the lower bound).
-        fi = _pop_nearest(heap, alive)
+        fi = hull.pop_nearest()
         if fi < 0:
             return _answer(poly, faces[best], Status.FAILED, iterations, lower, upper, LOCAL)
         f = faces[fi]
@@ -257,7 +255,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
             best, best_gap = fi, gap
         # 3. Exact when the support plane meets the face (every polytope answer ends here).
         if gap <= ROUNDING_GAP * scale:
-            f = _holding_projection(faces, alive, W, f, scale)
+            f = hull.holding_projection(f, scale)
             return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, EXACT, gap)
         # 3'. Certified within CERTIFY_TOLERANCE: where C is curved, finish locally (Newton)
         #     instead of creeping up on the curvature; where that does not apply, go on to
@@ -271,9 +269,8 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
             if local is RAY and gap <= UNPOLISHED_TOLERANCE * h:
                 return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, RAY, gap)
         # 4. Remove the faces w sees, then fan new faces from the silhouette to w.
-        horizon = _silhouette(faces, alive, edges, fi, w, VISIBLE_TOLERANCE * scale)
-        if horizon is None or not _fan(faces, alive, edges, heap, W, horizon, wi,
-                                       d - ORIGIN_TOLERANCE * scale):
+        horizon = hull.silhouette(fi, w, VISIBLE_TOLERANCE * scale)
+        if horizon is None or not hull.fan(horizon, wi, d - ORIGIN_TOLERANCE * scale):
             # Rounding broke the polytope (w nearly coplanar with many faces): stop with the
             # best face, converged if it is within the unpolished tolerance already.
             bf = faces[best]
@@ -282,121 +279,142 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
                            lower, upper, RAY if ok else LOCAL)
 
 
-def _holding_projection(faces, alive, W, face, scale):
-    """The face in ``face``'s plane whose triangle holds the origin's projection.
+class _Faces:
+    """EPA's polytope as faces over the vertex list ``W``: ``faces`` ([d, nx, ny, nz, i, j, k]:
+    outward unit normal n, plane n·x = d, counter-clockwise i j k), ``alive`` (a face removed
+    stays in the list, dead), ``edges`` (directed edge i << shift | j -> the face it bounds)
+    and a binary heap of (d, face) for the nearest face (seed 001 Alg. 10, 12)."""
 
-    A flat face of C ends up tiled by several coplanar triangles at the same distance; the heap
-    may hand over any of them, but the contact points need the one the projection falls in.
-    """
-    d, nx, ny, nz = face[0], face[1], face[2], face[3]
-    best, best_min = face, min(_projection_coordinates_raw(W, face))
-    if best_min >= 0.0:
-        return face
-    tol = ROUNDING_GAP * scale
-    for fi, g in enumerate(faces):
-        if alive[fi] and abs(g[0] - d) <= tol and \
-                g[1] * nx + g[2] * ny + g[3] * nz >= 1.0 - COPLANAR_COSINE_GAP:
-            m = min(_projection_coordinates_raw(W, (d, nx, ny, nz) + tuple(g[4:7])))
-            if m > best_min:
-                best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
-    return list(best)
+    __slots__ = ("W", "faces", "alive", "edges", "heap")
+
+    def __init__(self, W):
+        self.W = W
+        self.faces = []
+        self.alive = []
+        self.edges = {}
+        self.heap = []
+
+    def pop_nearest(self) -> int:
+        """The living face nearest the origin, taken off the heap (-1 when none is left)."""
+        heap, alive = self.heap, self.alive
+        while heap:
+            _, fi = heapq.heappop(heap)
+            if alive[fi]:
+                return fi
+        return -1
+
+    def holding_projection(self, face, scale):
+        """The face in ``face``'s plane whose triangle holds the origin's projection.
+
+        A flat face of C ends up tiled by several coplanar triangles at the same distance; the
+        heap may hand over any of them, but the contact points need the one the projection
+        falls in.
+        """
+        W, alive = self.W, self.alive
+        d, nx, ny, nz = face[0], face[1], face[2], face[3]
+        best, best_min = face, min(_projection_coordinates_raw(W, face))
+        if best_min >= 0.0:
+            return face
+        tol = ROUNDING_GAP * scale
+        for fi, g in enumerate(self.faces):
+            if alive[fi] and abs(g[0] - d) <= tol and \
+                    g[1] * nx + g[2] * ny + g[3] * nz >= 1.0 - COPLANAR_COSINE_GAP:
+                m = min(_projection_coordinates_raw(W, (d, nx, ny, nz) + tuple(g[4:7])))
+                if m > best_min:
+                    best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
+        return list(best)
+
+    def silhouette(self, start, w, tolerance):
+        """Kill every face visible from w connected to ``start``; return the horizon edges
+        (p, q).
+
+        A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only
+        edges between visible faces, so the removed region is connected; its boundary edges come
+        back in the orientation of the removed face, ready to be fanned to w.
+        """
+        faces, alive, edges = self.faces, self.alive, self.edges
+        wx, wy, wz = w
+        shift = _KEY_SHIFT
+        alive[start] = False
+        stack = [start]
+        removed = [start]
+        horizon = []
+        while stack:
+            g = faces[stack.pop()]
+            for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
+                t = edges[(q << shift) | p]
+                if not alive[t]:
+                    continue                      # the neighbour is being removed too
+                tf = faces[t]
+                if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
+                    alive[t] = False
+                    stack.append(t)
+                    removed.append(t)
+                else:
+                    horizon.append((p, q))
+        for fi in removed:
+            g = faces[fi]
+            i, j, k = g[4], g[5], g[6]
+            del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
+        # The removed region must be a disc: its boundary one simple loop (else None).
+        after = dict(horizon)
+        if len(after) != len(horizon):
+            return None
+        p = horizon[0][0]
+        for _ in range(len(horizon)):
+            p = after.get(p)
+            if p is None:
+                return None
+        return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) \
+            else None
+
+    def fan(self, horizon, wi, floor) -> bool:
+        """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the
+        polytope.
+
+        Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward
+        normal. ``floor`` is the least plane distance a new face may have: the polytope only
+        grows, so a face nearer the origin than the one replaced (minus rounding) is an inverted
+        face. The horizon is one simple loop (``silhouette`` checks it), so the new edges (q, w)
+        and (w, p) pair up among the new faces and (p, q) with the face kept on its other side.
+        """
+        W, faces, alive, edges, heap = self.W, self.faces, self.alive, self.edges, self.heap
+        wx, wy, wz = W[wi]
+        shift = _KEY_SHIFT
+        degenerate = DEGENERATE_SIN2
+        rel = {}
+        for p, _ in horizon:
+            x, y, z = W[p]
+            x, y, z = x - wx, y - wy, z - wz
+            rel[p] = (x, y, z, x * x + y * y + z * z)
+        for p, q in horizon:
+            ax, ay, az, aa = rel[p]
+            bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
+            nx = ay * bz - az * by
+            ny = az * bx - ax * bz
+            nz = ax * by - ay * bx
+            nn = nx * nx + ny * ny + nz * nz
+            if nn <= degenerate * aa * bb or nn == 0.0:
+                return False                      # w lies on the line of the edge
+            s = 1.0 / math.sqrt(nn)
+            nx, ny, nz = nx * s, ny * s, nz * s
+            d = nx * wx + ny * wy + nz * wz
+            if d < floor:
+                return False                      # inverted: the polytope would not contain 0
+            fi = len(faces)
+            faces.append([d, nx, ny, nz, p, q, wi])
+            alive.append(True)
+            edges[(p << shift) | q] = fi
+            edges[(q << shift) | wi] = fi
+            edges[(wi << shift) | p] = fi
+            heapq.heappush(heap, (d, fi))
+        return True
 
 
 def _projection_coordinates_raw(W, face):
     """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
     d, nx, ny, nz, i, j, k = face
     return triangle_coordinates(W[i], W[j], W[k], (d * nx, d * ny, d * nz), (nx, ny, nz))
-
-
-def _pop_nearest(heap, alive) -> int:
-    while heap:
-        _, fi = heapq.heappop(heap)
-        if alive[fi]:
-            return fi
-    return -1
-
-
-def _silhouette(faces, alive, edges, start, w, tolerance):
-    """Kill every face visible from w connected to ``start``; return the horizon edges (p, q).
-
-    A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only edges
-    between visible faces, so the removed region is connected; its boundary edges come back in the
-    orientation of the removed face, ready to be fanned to w.
-    """
-    wx, wy, wz = w
-    shift = _KEY_SHIFT
-    alive[start] = False
-    stack = [start]
-    removed = [start]
-    horizon = []
-    while stack:
-        g = faces[stack.pop()]
-        for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
-            t = edges[(q << shift) | p]
-            if not alive[t]:
-                continue                      # the neighbour is being removed too
-            tf = faces[t]
-            if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
-                alive[t] = False
-                stack.append(t)
-                removed.append(t)
-            else:
-                horizon.append((p, q))
-    for fi in removed:
-        g = faces[fi]
-        i, j, k = g[4], g[5], g[6]
-        del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
-    # The removed region must be a disc: its boundary one simple loop (else None).
-    after = dict(horizon)
-    if len(after) != len(horizon):
-        return None
-    p = horizon[0][0]
-    for _ in range(len(horizon)):
-        p = after.get(p)
-        if p is None:
-            return None
-    return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) else None
-
-
-def _fan(faces, alive, edges, heap, W, horizon, wi, floor) -> bool:
-    """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the polytope.
-
-    Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward normal.
-    ``floor`` is the least plane distance a new face may have: the polytope only grows, so a
-    face nearer the origin than the one replaced (minus rounding) is an inverted face. The
-    horizon is one simple loop (``_silhouette`` checks it), so the new edges (q, w) and (w, p)
-    pair up among the new faces and (p, q) with the face kept on its other side.
-    """
-    wx, wy, wz = W[wi]
-    shift = _KEY_SHIFT
-    degenerate = DEGENERATE_SIN2
-    rel = {}
-    for p, _ in horizon:
-        x, y, z = W[p]
-        x, y, z = x - wx, y - wy, z - wz
-        rel[p] = (x, y, z, x * x + y * y + z * z)
-    for p, q in horizon:
-        ax, ay, az, aa = rel[p]
-        bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
-        nx = ay * bz - az * by
-        ny = az * bx - ax * bz
-        nz = ax * by - ay * bx
-        nn = nx * nx + ny * ny + nz * nz
-        if nn <= degenerate * aa * bb or nn == 0.0:
-            return False                      # w lies on the line of the edge
-        s = 1.0 / math.sqrt(nn)
-        nx, ny, nz = nx * s, ny * s, nz * s
-        d = nx * wx + ny * wy + nz * wz
-        if d < floor:
-            return False                      # inverted: the polytope would not contain 0
-        fi = len(faces)
-        faces.append([d, nx, ny, nz, p, q, wi])
-        alive.append(True)
-        edges[(p << shift) | q] = fi
-        edges[(q << shift) | wi] = fi
-        edges[(wi << shift) | p] = fi
-        heapq.heappush(heap, (d, fi))
-    return True
 
 
 def _relative(v, wx, wy, wz):

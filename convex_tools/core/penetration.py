@@ -183,20 +183,8 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             # is as uncertain as |v| − lower bound, and the status says so.)
             return _contact(margins - d, n, pa, pb, ma, mb, res.iterations, calls,
                             res.status if stalled else Status.CONVERGED, method)
-        # Cores touching: GJK's last direction is a normal of the contact (−v, from A to B),
-        # if the cores reach no further than the tolerance along it (else v is rounding noise,
-        # and EPA on the cores finds the normal).
-        vx, vy, vz = res.v
-        if d > 0.0:
-            n = (-vx / d, -vy / d, -vz / d)
-            q, _, _ = support_of_difference(sa, sb, *n)
-            calls += 1
-            if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) <= slack:
-                pa, pb = res.closest_points()
-                p = pa if _a_is_smaller(shapes) else pb     # (as above: on the smaller shape)
-                status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
-                return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status,
-                                method)
+    if (touching_cores := _touching_cores(sa, sb, res, ma, mb, method, calls, shapes)):
+        return touching_cores
     points_a, points_b = res.points_a, res.points_b
     if _uncertified(res) and shapes is not None:
         held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
@@ -238,6 +226,31 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     if on_full:
         return _contact(depth + margins, n, pa, pb, 0.0, 0.0, iterations, calls, status, method)
     return _contact(depth + margins, n, pa, pb, ma, mb, iterations, calls, status, method)
+
+
+def _touching_cores(sa, sb, res, ma, mb, method, calls, shapes):
+    """The contact of cores that touch (GJK apart within its touching tolerance, or TOUCHING:
+    the origin within it of the simplex): GJK's last direction is a normal of the contact (−v,
+    from A to B), if the cores reach no further than the tolerance along it; else None (v is
+    rounding noise, and EPA on the cores finds the normal)."""
+    if res.status is Status.INTERSECTING or (not res.intersecting and _uncertified(res)):
+        return None
+    d = res.distance
+    # (GJK's own TOUCHING is decided at the rounding of C's points, not the smaller shape's
+    # size: the normal is checked at that.)
+    slack = gjk.touching_tolerance(res.scale, res.reach) if res.status is Status.TOUCHING \
+        else res.touching()
+    if not 0.0 < d <= slack:
+        return None
+    vx, vy, vz = res.v
+    n = (-vx / d, -vy / d, -vz / d)
+    q, _, _ = support_of_difference(sa, sb, *n)
+    if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) > slack:
+        return None
+    pa, pb = res.closest_points()
+    p = pa if _a_is_smaller(shapes) else pb     # (on the smaller shape, as ``_from_gjk``'s)
+    status = Status.CONVERGED if ma + mb > 0.0 else Status.TOUCHING
+    return _contact(ma + mb, n, p, p, ma, mb, res.iterations, calls + 1, status, method)
 
 
 def _share(a, b) -> float:
