@@ -130,6 +130,19 @@ class Case:
         # Far from the world origin (up to 1e3 sizes away): coordinates round at that magnitude.
         origin = rng.uniform(-1, 1, 3) * min(max(size_a, size_b) * 10.0 ** rng.integers(0, 4),
                                              1e39)
+        offset = self._place(rng, shape_a, shape_b, origin, placement,
+                             max(size_a, size_b) * np.array([-1e-9, 1e-9, -1e-6, 1e-6]))
+        self.small = min(size_a, size_b)
+        self.large = max(size_a, size_b)
+        self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
+            + 2.0 * self.large
+        self.rounding = ROUNDING * self.coords
+        self.touch = SIZE_TOLERANCE * self.large + self.rounding
+
+    def _place(self, rng, shape_a, shape_b, origin, placement, nudges):
+        """A posed at ``origin``, B posed and placed by ``placement`` (a nearly touching B moved
+        from touching by one of ``nudges`` along the contact direction); B's offset."""
+        size_a, size_b = self.size_a, self.size_b
         self.a = Transformed(shape_a, rigid(self._linear(rng), origin))
         b0 = Transformed(shape_b, rigid(self._linear(rng)))
         d = rng.normal(size=3)
@@ -142,15 +155,10 @@ class Case:
             # B's support point along -d on A's along d: support planes meeting, shapes touching.
             offset = self.a.support(d) - b0.support(-d)
             if placement == "nearly touching":
-                offset = offset + d * max(size_a, size_b) * rng.choice([-1e-9, 1e-9, -1e-6, 1e-6])
+                offset = offset + d * rng.choice(nudges)
         self.b = Transformed(b0, rigid(translation=offset))
         self.d = d
-        self.small = min(size_a, size_b)
-        self.large = max(size_a, size_b)
-        self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
-            + 2.0 * self.large
-        self.rounding = ROUNDING * self.coords
-        self.touch = SIZE_TOLERANCE * self.large + self.rounding
+        return offset
 
     @staticmethod
     def _linear(rng):

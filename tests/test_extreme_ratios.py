@@ -60,21 +60,9 @@ class ExtremeCase(contracts.Case):
         direction = rng.normal(size=3)
         origin = direction / np.linalg.norm(direction) * 10.0 ** offset_exp \
             * min(size_a, size_b)
-        self.a = Transformed(shape_a, rigid(self._linear(rng), origin))
-        b0 = Transformed(shape_b, rigid(self._linear(rng)))
-        d = rng.normal(size=3)
-        d /= np.linalg.norm(d)
         small = min(size_a, size_b)
-        if placement == "random":
-            offset = origin + rng.uniform(-1.5, 1.5, 3) * (size_a + size_b)
-        elif placement == "concentric":
-            offset = origin
-        else:
-            offset = self.a.support(d) - b0.support(-d)
-            if placement == "nearly touching":
-                offset = offset + d * small * rng.choice([-1e-6, 1e-6, -1e-3, 1e-3])
-        self.b = Transformed(b0, rigid(translation=offset))
-        self.d = d
+        offset = self._place(rng, shape_a, shape_b, origin, placement,
+                             small * np.array([-1e-6, 1e-6, -1e-3, 1e-3]))
         # (A point has no size: the other shape's is the smaller that counts.)
         small = contact_size(self.a, self.b) or small
         self.small = small
