@@ -18,8 +18,9 @@ Separating-axis GJK (``intersect``) stops as soon as some v has v·w > 0: v then
 B. Given the last separating axis in a ``SeparationCache`` (ISA-GJK, seed 000 §3), a repeated
 query on a slowly moving pair usually ends after a single support call.
 
-Layering (docs/ARCHITECTURE.md): this module uses only the foundations (``simplex``,
-``geometry``, ``results``, ``validation``) and ``shapes``; ``queries`` chooses between it and
+Layering (docs/ARCHITECTURE.md): this module uses the foundations (``simplex``,
+``geometry``, ``results``, ``validation``), ``shapes``, and ``mpr``'s portal test for a run that
+stops short without separating the shapes (``undecided``); ``queries`` chooses between it and
 MPR, and ``penetration``, ``sweep`` and ``concave`` call it.
 """
 
