@@ -57,8 +57,8 @@ from typing import NamedTuple
 from . import mpr
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
-from .geometry import (LENGTH_FLOOR, cross, dot, norm2, perpendicular, split_residual, sub,
-                       support_of_difference, triangle_coordinates, triple)
+from .geometry import (COORDINATE_ROUNDING, LENGTH_FLOOR, cross, dot, norm2, perpendicular,
+                       split_residual, sub, support_of_difference, triangle_coordinates, triple)
 from .results import Status
 from .simplex import closest_to_origin, combine
 
@@ -84,9 +84,8 @@ UNPOLISHED_TOLERANCE = 1e-6
 # touching to that even when the certified gap is larger.
 RAY_TOLERANCE = 1e-9
 
-# Contact points are exact to within this fraction of their own coordinates' magnitude besides
-# (a few ulps: shapes far from the origin relative to their size round there first).
-POINT_ROUNDING = 1e-15
+# Contact points are exact to within ``geometry.COORDINATE_ROUNDING`` of their own coordinates'
+# magnitude besides (shapes far from the origin relative to their size round there first).
 
 # The polish starts only if its quadratic model puts the minimum within this many times EPA's
 # certified gap below the start (a smooth minimum near EPA's answer cannot lie deeper).
@@ -483,7 +482,7 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     pb = combine([v[2] for v in portal], lam)
     depth, pa, pb, off = place_on_features(pa, pb, depth, n, [v[1] for v in portal],
                                            [v[2] for v in portal], POLISH_FLOOR * poly.scale)
-    rounding = POINT_ROUNDING * max(abs(c) for c in pa + pb)
+    rounding = COORDINATE_ROUNDING * max(abs(c) for c in pa + pb)
     if off > polish_tolerance(poly.scale, poly.fine) + rounding and status is Status.CONVERGED:
         # The points do not realise the depth along n, and closing the gap moves them off
         # their shapes: not to be trusted (``penetration`` falls back on MPR's estimate).

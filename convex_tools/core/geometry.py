@@ -15,6 +15,11 @@ import math
 # extent, a segment of zero length) from dividing by zero; every real length exceeds it.
 LENGTH_FLOOR = 1e-300
 
+# A point's coordinates round at this fraction of their magnitude (a few ulps, with room for a
+# sum of a few products): a point far from the origin relative to its shape's size is known to
+# no better, whatever the algorithm. (GJK's touching test and EPA's contact points allow it.)
+COORDINATE_ROUNDING = 1e-15
+
 # Completing a unit normal n to a frame starts from the x axis unless |n_x| >= this, then from
 # the y axis: either way the axis is at least ~37° off n (|n × axis| >= 0.8 for unit n), so the
 # cross product that builds the first tangent is well conditioned.

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import mpr, validation
-from .geometry import centre_difference, sub, support_of_difference
+from .geometry import COORDINATE_ROUNDING, centre_difference, sub, support_of_difference
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size
 from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
@@ -56,8 +56,8 @@ REL_TOLERANCE = 1e-10
 SIZE_TOLERANCE = 1e-10
 
 # Support points far from the origin relative to their shapes' size round at the size of their
-# coordinates (a few ulps: this fraction of the largest): distances below that are touching.
-COORDINATE_ROUNDING = 1e-15
+# coordinates (``geometry.COORDINATE_ROUNDING`` of the largest): distances below that are
+# touching.
 
 # Given the smaller shape's size (``run``'s ``size``), SIZE_TOLERANCE applies to SIZE_RATIO times
 # it where that is less than the size of the CSO: a 2 m box beside a 1e6 m ellipsoid has its
