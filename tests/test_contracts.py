@@ -477,6 +477,13 @@ FOUND = [
     ("sphere", "sphere", -39, -6, "nearly touching", 0),
     ("sphere", "sphere", -39, 6, "nearly touching", 63),
     ("sphere", "sphere", -39, -6, "nearly touching", 63),
+    # A touching simplex 1e-3 of C's size from the origin: EPA's tolerances were relative to
+    # it, not to C (now given GJK's size of C), and could not grow it into a tetrahedron
+    # holding the origin (now MPR's does).
+    ("flat cylinder", "flat cylinder", -30, 6, "nearly touching", 217),
+    ("flat cylinder", "flat cylinder", 13, 6, "nearly touching", 217),
+    # A residual split evenly put the small capsule's point 1e-5 of its size off it.
+    ("capsule", "capsule", -39, 6, "concentric", 42011),
 ]
 
 

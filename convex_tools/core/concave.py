@@ -503,9 +503,10 @@ def _height_function(xy, heights, tol):
 
 
 def _reduce(points, depths_, n, max_points):
-    """Indices of at most ``max_points`` points: duplicates merged, then the deepest, the
-    farthest from it, and then each time the point that adds the most area (in the contact
-    plane), while any does — the corners of the region, stable as it slides."""
+    """Indices of at most ``max_points`` points: duplicates merged (in the contact plane), the
+    deepest first (among equally deep ones — a face resting flat, cut into pieces by the
+    triangles under it — the one farthest out, a corner of the region), then the corners
+    ``planar.reduce`` picks, as for a convex pair."""
     u, v = manifold.plane_basis(n)
     xy = np.stack((points @ u, points @ v), axis=1)
     size = max(float(np.max(np.abs(points))), LENGTH_FLOOR)
@@ -516,37 +517,17 @@ def _reduce(points, depths_, n, max_points):
             unique.append(k)
     if len(unique) <= max_points:
         return unique
-    # The deepest point first; among equally deep ones (a face resting flat, cut into pieces by
-    # the triangles under it) the one farthest out, a corner of the region.
     top = depths_[unique[0]]
     level = [k for k in unique if depths_[k] >= top - MERGE_TOLERANCE * max(size, top)]
     centre = xy[unique].mean(axis=0)
     first = max(level, key=lambda k: float(np.sum((xy[k] - centre) ** 2)))
-    keep = [first]
-    rest = [k for k in unique if k != first]
-    far = max(rest, key=lambda k: float(np.sum((xy[k] - xy[keep[0]]) ** 2)))
-    keep.append(far)
-    rest.remove(far)
-    while len(keep) < max_points and rest:
-        base = _polygon_area(xy[keep])
-        gain = [(_polygon_area(np.vstack((xy[keep], xy[k]))) - base, k) for k in rest]
-        best_gain, best = max(gain)
-        if best_gain <= 0.0:
-            break             # the rest lie within what is kept (a line contact: its two ends)
-        keep.append(best)
-        rest.remove(best)
-    return keep
-
-
-def _polygon_area(xy):
-    hull = planar.hull([tuple(p) for p in xy.tolist()], 0.0)
-    if len(hull) < 3:
-        return 0.0
-    area = 0.0
-    for k in range(len(hull)):
-        (x0, y0), (x1, y1) = hull[k], hull[(k + 1) % len(hull)]
-        area += x0 * y1 - x1 * y0
-    return 0.5 * area
+    unique.remove(first)
+    unique.insert(0, first)
+    # (That one counts as the deepest: equally deep within the merge tolerance.)
+    depth = [float(depths_[k]) for k in unique]
+    depth[0] = max(depth)
+    picked = planar.reduce([tuple(p) for p in xy[unique].tolist()], depth, max_points)
+    return [unique[i] for i in picked]
 
 
 # --- ray casts -----------------------------------------------------------------------------------

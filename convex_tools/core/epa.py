@@ -185,20 +185,26 @@ class _Polytope:
 
 
 def run(support_a, support_b, points_a, points_b, max_iterations: int | None = None,
-        max_faces: int | None = None, size: float | None = None) -> EPAResult:
+        max_faces: int | None = None, size: float | None = None,
+        scale: float = 0.0) -> EPAResult:
     """EPA on C = A − B from a GJK simplex that contains the origin.
 
     ``support_a``/``support_b`` are ``support_xyz`` callables; ``points_a``/``points_b`` the
     support points on A and B of GJK's final simplex (1 to 4 of them, the origin in their hull).
     The caps default to MAX_ITERATIONS support calls and MAX_FACES faces. ``size``, the smaller
     shape's size, makes the contact points exact relative to it (``polish_tolerance``); without
-    it they are exact relative to the size of C.
+    it they are exact relative to the size of C. ``scale``: the size of C as far as the caller
+    knows it (GJK's largest support point): the tolerances are relative to the larger of it
+    and the simplex's own size (a touching simplex can lie 1e-3 of C's size from the origin,
+    and C's rounding would look like depth beside it).
     """
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
     max_faces = MAX_FACES if max_faces is None else max_faces
     if max_iterations + 16 >= 1 << _KEY_SHIFT:
         raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
     poly = _Polytope(support_a, support_b, points_a, points_b, size)
+    if scale > poly.scale:
+        poly.scale = scale
     start = _initial_tetrahedron(poly)
     if start.status is Status.TOUCHING:
         return _touching(poly, start.normal, start.weights)

@@ -131,7 +131,7 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     if not corners:
         return _single(contact)
     # 5. Reduction to max_points.
-    keep = _reduce([c[:2] for c in corners], depths, max_points, size)
+    keep = planar.reduce([c[:2] for c in corners], depths, max_points)
     points = origin + np.array([corners[i] for i in keep]) @ frame
     return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls,
                     contact.status)
@@ -406,42 +406,3 @@ def _farthest_pair(projected):
             if d > best:
                 best, pair = d, (i, j)
     return pair
-
-
-# --- reduction --------------------------------------------------------------------------------
-
-def _reduce(points, depths, max_points, size):
-    """Indices of at most ``max_points`` corners: the deepest, the farthest from it, then the
-    ones adding the most area (a stable choice: small motions keep the same corners)."""
-    k = len(points)
-    if k <= max_points:
-        return list(range(k))
-    first = max(range(k), key=lambda i: (depths[i], -i))
-    chosen = [first]
-    if max_points >= 2:
-        chosen.append(max((i for i in range(k) if i != first),
-                          key=lambda i: planar.dist(points[i], points[first])))
-    if max_points >= 3:
-        a, b = points[chosen[0]], points[chosen[1]]
-        third = max((i for i in range(k) if i not in chosen),
-                    key=lambda i: abs(planar.area(a, b, points[i])))
-        chosen.append(third)
-    if max_points >= 4:
-        a, b, c = (points[i] for i in chosen)
-        # The fourth on the far side of the triangle's edges: the one adding the most area.
-        def added(i):
-            p = points[i]
-            return max(-planar.area(a, b, p) * math.copysign(1.0, planar.area(a, b, c)),
-                       -planar.area(b, c, p) * math.copysign(1.0, planar.area(b, c, a)),
-                       -planar.area(c, a, p) * math.copysign(1.0, planar.area(c, a, b)))
-        fourth = max((i for i in range(k) if i not in chosen), key=added)
-        if added(fourth) > 0.0:
-            chosen.append(fourth)
-    for i in range(k):                       # more than four requested: the rest by depth
-        if len(chosen) >= max_points:
-            break
-        if i not in chosen:
-            chosen.append(i)
-    return chosen
-
-

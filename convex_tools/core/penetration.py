@@ -186,14 +186,23 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     if (touching_cores := _touching_cores(sa, sb, res, ma, mb, method, calls, shapes)):
         return touching_cores
     points_a, points_b = res.points_a, res.points_b
+    size = None if shapes is None else contact_size(*shapes)
     if _uncertified(res) and shapes is not None:
+        # GJK stopped short: its simplex need not hold the origin; MPR's tetrahedron does, if
+        # the cores overlap.
         held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
         if held is False:
             return None
         if held:
             points_a, points_b = tet_a, tet_b
-    out = epa.run(sa, sb, points_a, points_b,
-                  size=None if shapes is None else contact_size(*shapes))
+    out = epa.run(sa, sb, points_a, points_b, size=size, scale=res.scale)
+    if out.status is Status.FAILED and res.status is Status.TOUCHING and shapes is not None:
+        # The origin only within the touching tolerance of GJK's simplex, and EPA could not
+        # grow it into a tetrahedron that holds it (two flat discs): from MPR's, if it finds one.
+        held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
+        if held:
+            calls += out.support_calls
+            out = epa.run(sa, sb, tet_a, tet_b, size=size, scale=res.scale)
     calls += out.support_calls
     iterations = res.iterations + out.iterations
     status = out.status

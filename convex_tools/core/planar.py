@@ -160,3 +160,43 @@ def _clip_segments(s, r, tol):
 def area(a, b, c):
     """Signed area of the triangle a b c (positive counter-clockwise)."""
     return 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+
+
+def reduce(points, depths, max_points):
+    """Indices of at most ``max_points`` of the contact points (x, y) with ``depths``: the
+    deepest (the first of equally deep ones), the farthest from it, then the ones adding the
+    most area while one does (a stable choice: small motions keep the same corners; a line
+    contact keeps its two ends), and past four corners the rest in order."""
+    k = len(points)
+    if k <= max_points:
+        return list(range(k))
+    first = max(range(k), key=lambda i: (depths[i], -i))
+    chosen = [first]
+    if max_points >= 2:
+        chosen.append(max((i for i in range(k) if i != first),
+                          key=lambda i: dist(points[i], points[first])))
+    if max_points >= 3:
+        a, b = points[chosen[0]], points[chosen[1]]
+        third = max((i for i in range(k) if i not in chosen),
+                    key=lambda i: abs(area(a, b, points[i])))
+        if area(a, b, points[third]) == 0.0:
+            return chosen                     # all on one line: its two ends
+        chosen.append(third)
+    if max_points >= 4:
+        a, b, c = (points[i] for i in chosen)
+        # The fourth on the far side of the triangle's edges: the one adding the most area.
+        def added(i):
+            p = points[i]
+            return max(-area(a, b, p) * math.copysign(1.0, area(a, b, c)),
+                       -area(b, c, p) * math.copysign(1.0, area(b, c, a)),
+                       -area(c, a, p) * math.copysign(1.0, area(c, a, b)))
+        fourth = max((i for i in range(k) if i not in chosen), key=added)
+        if added(fourth) <= 0.0:
+            return chosen                     # the rest lie within the triangle
+        chosen.append(fourth)
+    for i in range(k):                       # more than four requested: the rest in order
+        if len(chosen) >= max_points:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    return chosen
