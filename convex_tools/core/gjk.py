@@ -153,7 +153,10 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     calls = 0
     best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
     stalls = 0             # steps that did not shorten v although the gap was large
-    absolute = 0.0         # the gap's absolute tolerance over |v| (``_absolute``, for max_w2)
+    # The gap's absolute tolerance over |v|, for the CSO's size so far: SIZE_TOLERANCE of it,
+    # or of SIZE_RATIO times the smaller shape where that is less (plus GAP_ROUNDING of it).
+    absolute = 0.0
+    fine = math.inf if size is None else SIZE_RATIO * size
     while calls < max_iterations:
         # Support point of A − B along −v.
         w, a, b = support_of_difference(support_a, support_b, -vx, -vy, -vz)
@@ -162,7 +165,9 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
         if w2 > max_w2:
             max_w2 = w2
-            absolute = _absolute(sqrt(w2), size)
+            scale = sqrt(w2)
+            absolute = SIZE_TOLERANCE * scale if fine >= scale else \
+                SIZE_TOLERANCE * fine + GAP_ROUNDING * scale
         if vw > 0.0 and early_out:     # v separates A and B (SA-GJK)
             status = Status.SEPARATED
             break
@@ -247,14 +252,6 @@ def undecided(res: GJKRun) -> bool:
     or slab of C far from the origin GJK can stop so 1e-4 from an origin C holds 1e-3 deep;
     ``mpr.holding_tetrahedron`` decides instead."""
     return res.lower_bound <= 0.0 and res.status in _UNDECIDED
-
-
-def _absolute(scale, size):
-    """The duality gap's absolute tolerance over |v| for a CSO of size ``scale`` (largest |w|)
-    and a smaller shape of ``size`` (None: unknown)."""
-    if size is None or SIZE_RATIO * size >= scale:
-        return SIZE_TOLERANCE * scale
-    return SIZE_TOLERANCE * SIZE_RATIO * size + GAP_ROUNDING * scale
 
 
 def _is_point(shape) -> bool:
