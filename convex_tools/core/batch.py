@@ -66,6 +66,7 @@ CONTAINMENT_TOLERANCE = gjk.CONTAINMENT_TOLERANCE
 STALL_GAP = gjk.STALL_GAP
 STALL_RETRIES = gjk.STALL_RETRIES
 FLAT_TRIANGLE_SIN2 = simplex.FLAT_TRIANGLE_SIN2
+SLIVER_SIN2 = simplex.SLIVER_SIN2
 FLAT_TETRAHEDRON_RATIO = simplex.FLAT_TETRAHEDRON_RATIO
 INSIDE_RESIDUAL = simplex.INSIDE_RESIDUAL
 
@@ -456,11 +457,35 @@ def _segment(p, q):
 
 
 def _triangle(p0, p1, p2):
-    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m), across
-    each triangle's longest edge as ``simplex._across_long_edge`` solves it."""
+    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m), by
+    Cramer's rule from p0, or across the longest edge for slivers (``simplex._triangle``)."""
+    e1, e2 = p1 - p0, p2 - p0
+    n = _cross(e1, e2)
+    nn = _dot(n, n)
+    sliver = nn < SLIVER_SIN2 * _dot(e1, e1) * _dot(e2, e2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(sliver, 1.0, nn)
+        l1 = -_dot(n, _cross(p0, e2)) / safe
+        l2 = -_dot(n, _cross(e1, p0)) / safe
+    v = p0 + l1 * e1 + l2 * e2
+    lam = np.stack((1.0 - l1 - l2, l1, l2))
+    if sliver.any():
+        rows = np.flatnonzero(sliver)
+        v_s, lam_s, flat_s = _across_long_edge(p0[:, rows], p1[:, rows], p2[:, rows])
+        v[:, rows], lam[:, rows] = v_s, lam_s
+        flat = np.zeros(len(nn), dtype=bool)
+        flat[rows] = flat_s
+    else:
+        flat = np.zeros(len(nn), dtype=bool)
+    inside = ~flat & (lam >= 0.0).all(axis=0)
+    return _outside(p0, p1, p2, v, lam, inside)
+
+
+def _across_long_edge(p0, p1, p2):
+    """``simplex._across_long_edge`` on arrays: v, weights (unchecked) and which are flat."""
     d12, d02, d01 = _dot(p2 - p1, p2 - p1), _dot(p2 - p0, p2 - p0), _dot(p1 - p0, p1 - p0)
     # Rotate each triangle (c, a, b) so that ab is its longest edge: 0 keeps p0 p1 p2, 1 takes
-    # p1 p2 p0, 2 takes p2 p0 p1 (``simplex._triangle``'s choice, ties included).
+    # p1 p2 p0, 2 takes p2 p0 p1 (``simplex._across_long_edge``'s choice, ties included).
     turn = np.where((d12 >= d02) & (d12 >= d01), 0, np.where(d02 >= d01, 1, 2))
     pts = (p0, p1, p2)
     c, a, b = (np.where(turn == 0, pts[k], np.where(turn == 1, pts[(k + 1) % 3],
@@ -484,8 +509,12 @@ def _triangle(p0, p1, p2):
     l0 = np.where(turn == 0, lc, np.where(turn == 1, lb, la))
     l1 = np.where(turn == 0, la, np.where(turn == 1, lc, lb))
     l2 = np.where(turn == 0, lb, np.where(turn == 1, la, lc))
-    inside = ~flat & (l0 >= 0.0) & (l1 >= 0.0) & (l2 >= 0.0)
-    lam = np.stack((l0, l1, l2))
+    return v, np.stack((l0, l1, l2)), flat
+
+
+def _outside(p0, p1, p2, v, lam, inside):
+    """Triangles whose origin projects outside (not ``inside``) take the nearest of their three
+    edges; v and weights updated in place and returned."""
     out = np.flatnonzero(~inside)
     if len(out):
         # The origin projects outside (or the triangle is flat): the nearest of its three
