@@ -462,7 +462,7 @@ def _triangle(p0, p1, p2):
     e1, e2 = p1 - p0, p2 - p0
     n = _cross(e1, e2)
     nn = _dot(n, n)
-    sliver = nn < SLIVER_SIN2 * _dot(e1, e1) * _dot(e2, e2)
+    sliver = (nn < SLIVER_SIN2 * _dot(e1, e1) * _dot(e2, e2)) | (nn == 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         safe = np.where(sliver, 1.0, nn)
         l1 = -_dot(n, _cross(p0, e2)) / safe

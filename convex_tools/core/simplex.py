@@ -140,8 +140,9 @@ def _triangle(p0, p1, p2):
     nx = e1y * e2z - e1z * e2y
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
-    if nx * nx + ny * ny + nz * nz >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
-            (e2x * e2x + e2y * e2y + e2z * e2z):
+    nn = nx * nx + ny * ny + nz * nz
+    if nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
+            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0:
         return _triangle_from(p0, p1, p2)
     return _across_long_edge(p0, p1, p2)
 
