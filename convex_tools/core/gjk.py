@@ -343,7 +343,8 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     (``validation``)."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
+    size = contact_size(a, b)
+    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT, size=size)
     if cache is not None:
         cache.record(res.v, res.support_calls)
     if res.status is Status.SEPARATED:
@@ -352,18 +353,18 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
         return True
     # Stopped without a separating axis and without containing the origin. With v·w <= 0 the
     # duality gap is at least |v|², so convergence means |v| is within tolerance of zero:
-    # the shapes touch. (Anything else would be a stall; |v| still decides.)
-    if res.lower_bound <= 0.0:
-        # Never separated: a stall within C's own rounding-level tolerance is touching too;
-        # beyond it, MPR's portal test decides (as ``distance`` asks it).
+    # the shapes touch (to the smaller shape's tolerance, as ``distance`` measures it).
+    if res.distance <= touching_tolerance(res.scale, res.reach, size):
+        return True
+    if undecided(res):
+        # A stall: within C's own rounding-level tolerance it is touching too (as ``run``
+        # says); beyond it, MPR's portal test decides (as ``distance`` asks it).
         if res.distance <= touching_tolerance(res.scale, res.reach):
             return True
-        if undecided(res):
-            held = mpr.holding_tetrahedron(a, b)[0]
-            if held is not None:
-                return held
-        return False
-    return res.distance <= touching_tolerance(res.scale, res.reach, contact_size(a, b))
+        held = mpr.holding_tetrahedron(a, b)[0]
+        if held is not None:
+            return held
+    return False
 
 
 def touching_tolerance(scale: float, reach: float = 0.0, size: float | None = None) -> float:
