@@ -133,18 +133,35 @@ _ALL_EDGES = ((0, 1), (1, 2), (0, 2))
 
 
 def _triangle(p0, p1, p2):
-    """The triangle's point nearest the origin, by Cramer's rule on its two edges from p0
-    (``_triangle_from``), or across its longest edge where the angle at p0 is a sliver's."""
-    e1x, e1y, e1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
-    e2x, e2y, e2z = p2[0] - p0[0], p2[1] - p0[1], p2[2] - p0[2]
+    """The triangle's point nearest the origin, by Cramer's rule on its two edges from p0, or
+    across its longest edge where the angle at p0 is a sliver's (``_across_long_edge``)."""
+    ax, ay, az = p0
+    e1x, e1y, e1z = p1[0] - ax, p1[1] - ay, p1[2] - az
+    e2x, e2y, e2z = p2[0] - ax, p2[1] - ay, p2[2] - az
+    # n = e1 × e2
     nx = e1y * e2z - e1z * e2y
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
     nn = nx * nx + ny * ny + nz * nz
-    if nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
-            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0:
-        return _triangle_from(p0, p1, p2)
-    return _across_long_edge(p0, p1, p2)
+    if not (nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) *
+            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0):
+        return _across_long_edge(p0, p1, p2)
+    # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
+    # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
+    # part of -p0 drops out).
+    cx = ay * e2z - az * e2y  # p0 × e2
+    cy = az * e2x - ax * e2z
+    cz = ax * e2y - ay * e2x
+    l1 = -(nx * cx + ny * cy + nz * cz) / nn
+    dx = e1y * az - e1z * ay  # e1 × p0
+    dy = e1z * ax - e1x * az
+    dz = e1x * ay - e1y * ax
+    l2 = -(nx * dx + ny * dy + nz * dz) / nn
+    l0 = 1.0 - l1 - l2
+    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
+        return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y, az + l1 * e1z + l2 * e2z),
+                [l0, l1, l2])
+    return _outside(p0, p1, p2, l0, l1, l2)
 
 
 def _across_long_edge(p0, p1, p2):
@@ -202,33 +219,6 @@ def _across_long_edge(p0, p1, p2):
         l0, l1, l2 = la, lb, lc
     if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
         return (qx + lc * hx, qy + lc * hy, qz + lc * hz), [l0, l1, l2]
-    return _outside(p0, p1, p2, l0, l1, l2)
-
-
-def _triangle_from(p0, p1, p2):
-    """``_triangle`` by Cramer's rule on the edges from ``p0`` (well-shaped triangles)."""
-    ax, ay, az = p0
-    e1x, e1y, e1z = p1[0] - ax, p1[1] - ay, p1[2] - az
-    e2x, e2y, e2z = p2[0] - ax, p2[1] - ay, p2[2] - az
-    # n = e1 × e2
-    nx = e1y * e2z - e1z * e2y
-    ny = e1z * e2x - e1x * e2z
-    nz = e1x * e2y - e1y * e2x
-    nn = nx * nx + ny * ny + nz * nz
-    # Barycentrics of the origin's projection q onto the plane, with q - p0 = l1 e1 + l2 e2:
-    # l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal part of -p0 drops out).
-    cx = ay * e2z - az * e2y  # p0 × e2
-    cy = az * e2x - ax * e2z
-    cz = ax * e2y - ay * e2x
-    l1 = -(nx * cx + ny * cy + nz * cz) / nn
-    dx = e1y * az - e1z * ay  # e1 × p0
-    dy = e1z * ax - e1x * az
-    dz = e1x * ay - e1y * ax
-    l2 = -(nx * dx + ny * dy + nz * dz) / nn
-    l0 = 1.0 - l1 - l2
-    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
-        return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y, az + l1 * e1z + l2 * e2z),
-                [l0, l1, l2])
     return _outside(p0, p1, p2, l0, l1, l2)
 
 
