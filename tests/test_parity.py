@@ -89,3 +89,14 @@ def test_stop_vocabulary_parity():
         (Code.RUNNING, Code.CONVERGED, Code.FALLBACK)
     assert batch.STATUS_OF == {int(c): s for c, s in STATUS_OF.items()}
     assert set(STATUS_OF.values()) <= set(Status)
+
+
+def test_distance_result_engine_keeps_its_former_name():
+    # ``method`` was renamed ``engine`` (it names the engine, not a depth method as
+    # ``Contact.method`` does); scripts that read or set the old name keep working.
+    from convex_tools.core import Box, Sphere, translated
+    shapes = [Box((0.5, 0.5, 0.5)), translated(Sphere(0.5), (2.0, 0.0, 0.0))]
+    (r,) = batch.distances(shapes, [(0, 1)], None)
+    assert r.engine == r.method == "batch"
+    r.method = "single"
+    assert r.engine == "single"
