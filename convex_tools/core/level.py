@@ -642,6 +642,13 @@ class LevelCheck:
             self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
         return self._size_list
 
+    @property
+    def _volumes(self) -> list:
+        """Each object's box volume (of two movable objects, the smaller moves)."""
+        if getattr(self, "_volume_list", None) is None:
+            self._volume_list = np.prod(self.upper - self.lower, axis=1).tolist()
+        return self._volume_list
+
     def _pushed_up(self, m, sup, cos_up) -> bool:
         """Whether a support pair's contact pushes the supported object up (it sank): a
         concave supporter may hold it up in one place while it is pushed into a wall in
@@ -675,8 +682,8 @@ class LevelCheck:
                       if not assign.static[k]]
         if not candidates:
             return None
-        return min(candidates, key=lambda k: (float(np.prod(self.upper[k] - self.lower[k])),
-                                              self.names[k]))
+        volumes = self._volumes
+        return min(candidates, key=lambda k: (volumes[k], self.names[k]))
 
     def _fix(self, k, m, translation_of_i):
         """(move, translation, extra) for moving object k, given the translation that would
