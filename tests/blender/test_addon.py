@@ -155,24 +155,6 @@ def test_sweep_operator_stops_the_active_object_at_first_contact(addon):
     assert "t = 0.6" in bpy.context.scene.convex_tools.last_result  # 3 of the 5 to the target
 
 
-@pytest.mark.parametrize("make_selection, message", [
-    (lambda: select(), "at least 2"),
-    (lambda: select(add("cube", "Only", size=2.0)), "at least 2"),
-])
-def test_wrong_selections_give_a_one_line_error(addon, make_selection, message):
-    make_selection()
-    with pytest.raises(RuntimeError, match=message):
-        bpy.ops.object.convex_distance()
-
-
-def test_empties_do_not_count_as_geometry(addon):
-    cube = add("cube", "Cube", size=2.0)
-    bpy.ops.object.empty_add(location=(3, 0, 0))
-    select(cube, bpy.context.active_object)
-    with pytest.raises(RuntimeError, match="mesh-like"):
-        bpy.ops.object.convex_distance()
-
-
 # --- watch ---------------------------------------------------------------------------------
 
 def test_watch_updates_when_an_object_moves(addon):
@@ -331,7 +313,11 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     cube.convex_tools.kind = 'ROUND_BOX'
     cube.convex_tools.round_radius = 0.3
     cube.convex_tools.margin = 0.05
-    bpy.context.scene.convex_tools.penetration_method = 'MPR'
+    settings = bpy.context.scene.convex_tools
+    settings.penetration_method = 'MPR'
+    settings.ray_axis, settings.ray_direction, settings.ray_max_distance = \
+        'DIRECTION', (0.0, 0.6, -0.8), 12.5
+    settings.sweep_mode, settings.sweep_translation = 'TARGET', (1.0, 2.0, 3.0)
     other = add("cube", "Other", size=2.0, location=(4, 0, 0))
     pair = bpy.context.scene.convex_tools.watch_pairs.add()
     pair.object_a, pair.object_b, pair.query = cube, other, 'PENETRATION'
@@ -343,7 +329,12 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     assert cube.convex_tools.kind == 'ROUND_BOX'
     assert cube.convex_tools.round_radius == pytest.approx(0.3)
     assert cube.convex_tools.margin == pytest.approx(0.05)
-    assert bpy.context.scene.convex_tools.penetration_method == 'MPR'
+    settings = bpy.context.scene.convex_tools
+    assert settings.penetration_method == 'MPR'
+    assert (settings.ray_axis, settings.ray_max_distance) == ('DIRECTION', 12.5)
+    assert tuple(settings.ray_direction) == pytest.approx((0.0, 0.6, -0.8))
+    assert settings.sweep_mode == 'TARGET'
+    assert tuple(settings.sweep_translation) == pytest.approx((1.0, 2.0, 3.0))
     (pair,) = bpy.context.scene.convex_tools.watch_pairs
     assert (pair.object_a.name, pair.object_b.name, pair.query) == ("Saved", "Other", 'PENETRATION')
 
