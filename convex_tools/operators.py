@@ -121,6 +121,15 @@ def mover_problem(context) -> str | None:
     return None
 
 
+def passes(operator_class, problem: str | None) -> bool:
+    """A poll's answer: True without a problem; else False, with the problem as the message of
+    the greyed-out button."""
+    if problem:
+        operator_class.poll_message_set(problem)
+        return False
+    return True
+
+
 class _Query:
     """Shared plumbing: the poll on mode and selection, the settings that default to the
     Sidebar's, conversion errors as reports, storing the result."""
@@ -130,15 +139,25 @@ class _Query:
     selection_problem = staticmethod(pair_problem)   # what the selection must be
     # Operator property → the Sidebar setting (Scene.convex_tools) it takes unless given.
     scene_defaults: dict = {}
+    # Operator property → (another property, the value for which it applies); greyed otherwise.
+    applies_only: dict = {}
     _proxies = None      # the file's ProxyIndex, made on the first shape of a run
 
     @classmethod
     def poll(cls, context):
-        problem = mode_problem(context, "measure objects") or cls.selection_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-            return False
-        return True
+        return passes(cls, mode_problem(context, "measure objects")
+                      or cls.selection_problem(context))
+
+    def draw(self, context):
+        """Adjust Last Operation: the settings, each greyed out where it does not apply."""
+        layout = self.layout
+        layout.use_property_split = True
+        for prop in self.scene_defaults:
+            row = layout.row()
+            if prop in self.applies_only:
+                other, value = self.applies_only[prop]
+                row.active = getattr(self, other) == value
+            row.prop(self, prop)
 
     def take_scene_defaults(self, context):
         """Fill each setting the caller did not give from the Sidebar. Once filled it counts as
@@ -305,6 +324,7 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
     selection_problem = staticmethod(some_problem)
     scene_defaults = {"axis": "ray_axis", "direction": "ray_direction",
                       "max_distance": "ray_max_distance"}
+    applies_only = {"direction": ("axis", 'DIRECTION')}
 
     axis: EnumProperty(name="Direction", items=RAY_AXES, options={'SKIP_SAVE'},
                        description="Where the ray goes from the 3D cursor (default: the "
@@ -317,15 +337,6 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
                                 options={'SKIP_SAVE'},
                                 description="How far from the 3D cursor to look; 0: without "
                                             "limit")
-
-    def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.prop(self, "axis")
-        row = layout.row()
-        row.active = self.axis == 'DIRECTION'
-        row.prop(self, "direction")
-        layout.prop(self, "max_distance")
 
     def ray_direction(self, context):
         """The unit direction of the ray, or None after reporting why there is none."""
@@ -395,6 +406,7 @@ class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
     overlay_key = "query"
     selection_problem = staticmethod(mover_problem)
     scene_defaults = {"mode": "sweep_mode", "translation": "sweep_translation"}
+    applies_only = {"translation": ("mode", 'TRANSLATION')}
 
     mode: EnumProperty(name="Motion", items=SWEEP_MOTIONS, options={'SKIP_SAVE'},
                        description="How the active object moves (default: the Sidebar's)")
@@ -402,14 +414,6 @@ class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
                                      options={'SKIP_SAVE'},
                                      description="Motion of the active object (default: the "
                                                  "Sidebar's)")
-
-    def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.prop(self, "mode")
-        row = layout.row()
-        row.active = self.mode == 'TRANSLATION'
-        row.prop(self, "translation")
 
     def execute(self, context):
         self.take_scene_defaults(context)
@@ -515,10 +519,8 @@ class OBJECT_OT_convex_watch_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if len(context.scene.convex_tools.watch_pairs) == 0:
-            cls.poll_message_set("The watch list is empty: add a pair with Watch Pair")
-            return False
-        return True
+        return passes(cls, None if len(context.scene.convex_tools.watch_pairs) else
+                      "The watch list is empty: add a pair with Watch Pair")
 
     def execute(self, context):
         settings = context.scene.convex_tools
@@ -546,6 +548,16 @@ TIMER_INTERVAL = 0.01
 
 def _level_settings(context):
     return context.scene.convex_level
+
+
+def scope_problem(context) -> str | None:
+    """Why the Level Check panel's scope has nothing to check, or None."""
+    settings = _level_settings(context)
+    if settings.scope == 'COLLECTION' and settings.collection is None:
+        return "Choose the collection to check"
+    if settings.scope == 'SELECTED' and len(context.selected_objects) < 2:
+        return "Select at least two objects, or check the collection or the scene"
+    return None
 
 
 def level_run(context):
@@ -576,21 +588,7 @@ class OBJECT_OT_convex_check_level(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        settings = getattr(context.scene, "convex_level", None)
-        if settings is None:
-            return False
-        problem = mode_problem(context, "check the level")
-        if problem:
-            cls.poll_message_set(problem)
-            return False
-        if settings.scope == 'COLLECTION' and settings.collection is None:
-            cls.poll_message_set("Choose the collection to check")
-            return False
-        if settings.scope == 'SELECTED' and len(context.selected_objects) < 2:
-            cls.poll_message_set("Select at least two objects, or check the collection or the "
-                                 "scene")
-            return False
-        return True
+        return passes(cls, mode_problem(context, "check the level") or scope_problem(context))
 
     def execute(self, context):
         # Scripts and background mode: run to the end, printing progress when headless.
@@ -689,8 +687,7 @@ def skipped_text(skipped) -> str:
 
 def findings_problem(context) -> str | None:
     """Why there is no Level Check finding to act on, or None."""
-    settings = getattr(context.scene, "convex_level", None)
-    if settings is None or len(settings.findings) == 0:
+    if len(_level_settings(context).findings) == 0:
         return "No findings: run Check Level first"
     return None
 
@@ -707,11 +704,7 @@ class OBJECT_OT_convex_select_finding(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = mode_problem(context, "select objects") or findings_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-            return False
-        return True
+        return passes(cls, mode_problem(context, "select objects") or findings_problem(context))
 
     def execute(self, context):
         settings = _level_settings(context)
@@ -735,11 +728,7 @@ class OBJECT_OT_convex_select_offending(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = mode_problem(context, "select objects") or findings_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-            return False
-        return True
+        return passes(cls, mode_problem(context, "select objects") or findings_problem(context))
 
     def execute(self, context):
         view_layer = context.view_layer
@@ -769,11 +758,9 @@ class OBJECT_OT_convex_clear_level(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        settings = getattr(context.scene, "convex_level", None)
-        if settings is None or not (settings.summary or len(settings.findings)):
-            cls.poll_message_set("Nothing to clear: Check Level has not run")
-            return False
-        return True
+        settings = context.scene.convex_level
+        return passes(cls, None if settings.summary or len(settings.findings) else
+                      "Nothing to clear: Check Level has not run")
 
     def execute(self, context):
         count = len(context.scene.convex_level.findings)

@@ -12,6 +12,7 @@ from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Sp
                                Transformed)
 
 from bpy_helpers import add, select  # noqa: E402
+from test_packaging import archive  # noqa: E402,F401  (the built extension, a fixture)
 
 
 def world(obj):
@@ -362,3 +363,50 @@ def test_per_object_clearance_setting_is_used_by_the_level_check(addon):
     findings = api.check_scene(clearance=0.0)
     assert [(f.object_a, f.object_b, f.kind) for f in findings] == [("Crate", "Door", "too_close")]
     assert findings[0].distance == pytest.approx(0.3, abs=1e-6)
+
+
+# --- the last result, from the installed extension -------------------------------------------
+
+# Installs the archive into an empty user folder's "user_default" repository, measures two cubes
+# 1 apart with the operator, and reads the last result as a script would: through the API of the
+# package Blender registered (bl_ext.user_default.convex_tools), not a checkout's convex_tools.
+LAST_RESULT_CHILD = '''
+import json, sys
+import bpy
+
+bpy.ops.extensions.package_install_files(filepath=sys.argv[1], repo="user_default",
+                                         enable_on_install=True)
+for obj in list(bpy.data.objects):
+    bpy.data.objects.remove(obj)
+bpy.ops.mesh.primitive_cube_add(size=2.0, location=(0.0, 0.0, 0.0))
+bpy.context.active_object.name = "CubeA"
+bpy.ops.mesh.primitive_cube_add(size=2.0, location=(3.0, 0.0, 0.0))
+bpy.context.active_object.name = "CubeB"
+bpy.ops.object.select_all(action='SELECT')
+bpy.ops.object.convex_distance()
+from bl_ext.user_default.convex_tools import api
+last = api.last_result()
+print("RESULT " + json.dumps({"query": last.query, "objects": last.objects,
+                              "distance": last.result.distance,
+                              "checkout_imported": "convex_tools" in sys.modules}))
+'''
+
+
+def test_a_script_reads_the_last_result_from_the_installed_extensions_api(archive, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    child = tmp_path / "child.py"
+    child.write_text(LAST_RESULT_CHILD, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BLENDER_USER_") and k != "PYTHONPATH"}
+    env["BLENDER_USER_RESOURCES"] = str(tmp_path / "user")
+    proc = subprocess.run([sys.executable, str(child), str(archive[0])], capture_output=True,
+                          text=True, env=env, cwd=str(tmp_path), timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout + proc.stderr
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert (result["query"], result["objects"]) == ("distance", ["CubeA", "CubeB"])
+    assert result["distance"] == pytest.approx(1.0, abs=1e-6)
+    assert not result["checkout_imported"]

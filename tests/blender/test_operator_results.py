@@ -410,3 +410,40 @@ def test_adjust_last_operation_changes_the_ray_and_the_sweep(addon):
     assert last("sweep").t == pytest.approx(0.25, abs=EXACT)
     adjust_last_operation(last_op, mode='TARGET')
     assert last("sweep").t == pytest.approx(0.6, abs=EXACT)
+
+
+class _Row:
+    def __init__(self, drawn):
+        self.active, self.drawn = True, drawn
+
+    def prop(self, owner, name):
+        self.drawn.append((name, self.active))
+
+
+class _Layout:
+    """Records what a draw() puts in the panel: (property, active) in order."""
+
+    def __init__(self):
+        self.use_property_split, self.drawn = False, []
+
+    def row(self):
+        return _Row(self.drawn)
+
+
+@pytest.mark.parametrize("operator, values, drawn", [
+    ("OBJECT_OT_convex_ray_cast", {"axis": 'NEG_Z'},
+     [("axis", True), ("direction", False), ("max_distance", True)]),
+    ("OBJECT_OT_convex_ray_cast", {"axis": 'DIRECTION'},
+     [("axis", True), ("direction", True), ("max_distance", True)]),
+    ("OBJECT_OT_convex_sweep", {"mode": 'TARGET'}, [("mode", True), ("translation", False)]),
+    ("OBJECT_OT_convex_sweep", {"mode": 'TRANSLATION'},
+     [("mode", True), ("translation", True)]),
+    ("OBJECT_OT_convex_penetration", {"method": 'MPR'}, [("method", True)]),
+])
+def test_adjust_last_operation_greys_out_what_does_not_apply(addon, operator, values, drawn):
+    from types import SimpleNamespace
+    cls = getattr(operators, operator)
+    panel = SimpleNamespace(layout=_Layout(), scene_defaults=cls.scene_defaults,
+                            applies_only=cls.applies_only, **values)
+    cls.draw(panel, bpy.context)
+    assert panel.layout.use_property_split and panel.layout.drawn == drawn
