@@ -76,7 +76,7 @@ def sweep(obj_a, obj_b, translation_a, translation_b=(0.0, 0.0, 0.0)):
                       translation_b)
 
 
-def check_scene(objects=None, clearance=0.0, **options):
+def check_scene(objects=None, clearance=None, **options):
     """Overlaps and clearance violations among ``objects`` (default: the scene's): ``Finding``s.
 
     See ``level_check.check_scene`` for the options (collection, ignore, ignore_pairs,

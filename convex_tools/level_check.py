@@ -35,9 +35,10 @@ import bpy
 import numpy as np
 
 from .core import level as core_level
-from .core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled, Finding,
-                         LevelCheck, Stats, report_csv, report_json, report_table)
+from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled,
+                         Finding, LevelCheck, Stats, report_csv, report_json, report_table)
 from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
+from .core.rules import EntryInfo, Rules, RulesError
 from .core.shapes import Transformed
 from . import instances
 from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
@@ -69,8 +70,8 @@ class LevelRun:
     what it found so far (all of them once done).
     """
 
-    def __init__(self, objects=None, clearance=0.0, *, collection=None, ignore=(),
-                 ignore_pairs=(), clearances=None, touch_tolerance=TOUCH_TOLERANCE,
+    def __init__(self, objects=None, clearance=None, *, collection=None, ignore=(),
+                 ignore_pairs=(), clearances=None, touch_tolerance=None,
                  depsgraph=None, scene=None, context=None, share_shapes=True,
                  batched=True, rules=None, floating=None, include_hidden=False,
                  include_cutters=False, engine=None, one_hull_per_ucx=None) -> None:
@@ -99,9 +100,13 @@ class LevelRun:
                                  include_cutters=include_cutters, engine=engine,
                                  one_hull_per_ucx=one_hull_per_ucx)
         # Validate the cheap options now rather than after converting every object.
-        core_level._non_negative("clearance", clearance)
-        core_level._non_negative("touch_tolerance", touch_tolerance)
+        for label, value in (("clearance", clearance), ("touch_tolerance", touch_tolerance),
+                             ("floating", floating)):
+            if value is not None:
+                core_level._non_negative(label, value)
         core_level._pair_patterns(ignore_pairs)
+        self.rules = load_rules(rules, self.scene)
+        self.warnings = list(self.rules.warnings)
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
         self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
@@ -227,20 +232,26 @@ class LevelRun:
         t0 = time.perf_counter()
         table = PoseTable.from_shapes(self.shapes)
         aabbs = world_aabbs(self.shapes, table)
-        per_object = _clearances(self.kept, self.clearance, self.options["clearances"])
-        self.own_clearances = sum(value is not None for value in per_object)
+        flag, own = _clearance_levels(self.kept, self.options["clearances"])
+        self.own_clearances = sum(f is not None or o is not None for f, o in zip(flag, own))
+        infos = [entry_info(entry, shape) for entry, shape in zip(self.kept, self.shapes)]
         self.times["aabbs"] = time.perf_counter() - t0
-        self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, per_object,
+        self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, own,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
-                                aabbs=aabbs, table=table, batched=self.batched)
+                                aabbs=aabbs, table=table, batched=self.batched,
+                                rules=self.rules, infos=infos, flag_clearances=flag,
+                                floating=self.rule_options["floating"])
+        unmatched = self.rules.unmatched_groups(self.check.assign)
+        self.warnings.extend(f"{self.rules.source}: group {name} matches no object"
+                             for name in unmatched)
 
 
 # Objects converted per step of ``LevelRun.step`` (a few milliseconds of work).
 OBJECTS_PER_STEP = 64
 
 
-def check_scene(objects=None, clearance=0.0, *, collection=None, ignore=(), ignore_pairs=(),
-                clearances=None, touch_tolerance=TOUCH_TOLERANCE, progress=None,
+def check_scene(objects=None, clearance=None, *, collection=None, ignore=(), ignore_pairs=(),
+                clearances=None, touch_tolerance=None, progress=None,
                 should_cancel=None, depsgraph=None, scene=None, stats=None, jobs=1,
                 **rule_options) -> list:
     """Pairs of objects that overlap or are closer than their clearance, as ``Finding`` s.
@@ -580,10 +591,58 @@ def _affine_inverse(matrix):
     return out
 
 
+# --- rules ---------------------------------------------------------------------------------
+def load_rules(rules, scene=None) -> Rules:
+    """The level rules to check with: ``rules`` (a ``Rules``, a rules file's path, or a Text
+    datablock), else the scene's Rules File, else its Rules Text, else none (the flags' implicit
+    rules). A rules error is a ``RulesError`` (ValueError) naming file, line and key."""
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, bpy.types.Text):
+        return Rules.from_text(rules.as_string(), source=f"Text {rules.name}")
+    if rules:
+        return Rules.from_file(bpy.path.abspath(str(rules)))
+    settings = getattr(scene, "convex_level", None) if scene is not None else None
+    if settings is not None:
+        if settings.rules_file:
+            return Rules.from_file(bpy.path.abspath(settings.rules_file))
+        if settings.rules_text is not None:
+            return Rules.from_text(settings.rules_text.as_string(),
+                                   source=f"Text {settings.rules_text.name}")
+    return Rules()
+
+
+def entry_info(entry, shape) -> EntryInfo:
+    """What the rules see of one entry: its names, collections, custom properties, whether it
+    is a passive rigid body or a triangle mesh, and what a fix moves."""
+    obj = entry.obj
+    chain = list(entry.instancers) + [obj]
+    collections = getattr(entry, "collections", None)
+    if collections is None:
+        collections = tuple(dict.fromkeys(c.name for o in chain for c in o.users_collection))
+    properties = getattr(entry, "properties", None)
+    if properties is None:
+        properties = {}
+        for source in chain:       # the object's own values win over its instancers'
+            for key in source.keys():
+                value = source.get(key)
+                if isinstance(value, (str, int, float, bool)):
+                    properties[key] = value
+    rigid = getattr(obj, "rigid_body", None)
+    passive = getattr(entry, "passive", None)
+    if passive is None:
+        passive = rigid is not None and rigid.type == 'PASSIVE'
+    mover = getattr(entry, "mover", entry.selectable.name)
+    return EntryInfo(entry.name, obj.name, tuple(collections), properties, bool(passive),
+                     bool(getattr(shape, "is_mesh", False)), mover,
+                     getattr(entry, "instanced_by", None))
+
+
 # --- clearances -----------------------------------------------------------------------------
-def _clearances(entries, default, overrides):
-    """Each entry's own clearance or None: an override matching its reported name or its
-    object's name, else the object's own (``object_clearance``), else an instancer's."""
+def _clearance_levels(entries, overrides):
+    """(flag, own) per entry, None where none: a command-line override matching its reported
+    name or its object's name; its object's own clearance (``object_clearance``), else an
+    instancer's."""
     patterns = []
     exact = {}
     for key, value in (overrides or {}).items():
@@ -591,7 +650,7 @@ def _clearances(entries, default, overrides):
             patterns.append((key, value))
         else:
             exact[key] = value
-    out = []
+    flag, own = [], []
     for entry in entries:
         value = None
         if exact or patterns:
@@ -600,14 +659,14 @@ def _clearances(entries, default, overrides):
             if value is None:
                 value = next((v for p, v in patterns for n in names
                               if fnmatch.fnmatchcase(n, p)), None)
-        if value is None:
-            value = object_clearance(entry.obj)
-            for source in reversed(entry.instancers):
-                if value is not None:
-                    break
-                value = object_clearance(source)
-        out.append(value)
-    return out
+        flag.append(value)
+        value = object_clearance(entry.obj)
+        for source in reversed(entry.instancers):
+            if value is not None:
+                break
+            value = object_clearance(source)
+        own.append(value)
+    return flag, own
 
 
 def object_clearance(obj):
@@ -641,41 +700,72 @@ def pair_text(finding) -> str:
             f"{named(finding.object_b, getattr(finding, 'part_b', None))}")
 
 
-def finding_label(finding: Finding) -> str:
+def finding_label(finding: Finding, units=None) -> str:
+    """The finding's label in the viewport and pictures, lengths in the scene's units."""
+    fmt = units or _plain_length
     pair = pair_text(finding)
-    if finding.kind == OVERLAP:
-        return f"{pair}: {finding.depth:.3f} deep"
-    return f"{pair}: gap {max(finding.distance, 0.0):.3f} < {finding.clearance:.3f}"
+    kind = finding.kind
+    if kind == OVERLAP:
+        text = f"{pair}: {fmt(finding.depth)} deep"
+    elif kind == SUNK:
+        text = f"{pair}: sunk {fmt(finding.depth)}"
+    elif kind == FLOATING:
+        text = (f"{finding.object_a}: floating {fmt(finding.distance)} above "
+                f"{finding.object_b}" if finding.distance is not None
+                else f"{finding.object_a}: floating, nothing below")
+    elif kind == TOO_CLOSE:
+        text = (f"{pair}: gap {fmt(max(finding.distance, 0.0))} < "
+                f"{fmt(finding.clearance)}")
+    else:
+        text = f"{finding.object_a}: {kind}"
+    if finding.move and finding.translation is not None:
+        text += f"; move {finding.move} {fmt(float(np.linalg.norm(finding.translation)))}"
+    return text
 
 
-def findings_drawing(findings, labels=True, boxes=True, outlines=None):
-    """An ``overlay.Drawing`` of the findings: overlap depth vectors in the "overlap" colour,
-    clearance gaps in the "too_close" colour, each labelled with its pair and size above the
-    pair, and (with ``boxes``) what is involved on each side in the colour of the finding:
-    ``outlines[k]`` = (segments of A, segments of B) for finding k (the parts that touch, or the
-    objects' boxes: ``LevelRun.outlines``); without them, the objects' bounding boxes."""
+def _plain_length(value) -> str:
+    return f"{value:.3f}"
+
+
+def findings_drawing(findings, labels=True, boxes=True, outlines=None, units=None):
+    """An ``overlay.Drawing`` of the findings in the colour of their kind: overlap and sunk
+    depth vectors as arrows, clearance gaps as lines, a floating object's drop as an arrow down
+    to what is below; each labelled with its pair and size above the pair, the fix (when there
+    is one) as an arrow in the "fix" colour from the object it moves, and (with ``boxes``)
+    what is involved on each side: ``outlines[k]`` = (segments of A, segments of B) for finding
+    k (the parts that touch, or the objects' boxes: ``LevelRun.outlines``); without them, the
+    objects' bounding boxes. ``units`` formats lengths (the scene's units)."""
     from .overlay import Drawing
 
     drawing = Drawing()
     if outlines is None:
         outlines = _object_boxes(findings)
     # Overlaps last, so that where outlines coincide the overlap colour shows.
-    order = sorted(range(len(findings)), key=lambda k: findings[k].kind == OVERLAP)
+    order = sorted(range(len(findings)), key=lambda k: findings[k].kind in (OVERLAP, SUNK))
     for k in order:
         f = findings[k]
-        a, b = tuple(map(float, f.point_a)), tuple(map(float, f.point_b))
-        if f.kind == OVERLAP:
-            drawing.arrow(a, b, OVERLAP)      # moving A along it leaves the pair touching
+        if f.point_a is None:
+            continue
+        a = tuple(map(float, f.point_a))
+        b = tuple(map(float, f.point_b)) if f.point_b is not None else a
+        if f.kind in (OVERLAP, SUNK, FLOATING):
+            if a != b:
+                drawing.arrow(a, b, f.kind)   # moving A along it leaves the pair touching
         else:
-            drawing.line(a, b, TOO_CLOSE)
+            drawing.line(a, b, f.kind)
         drawing.point(a, f.kind)
         drawing.point(b, f.kind)
+        if f.move and f.translation is not None and f.kind != FLOATING:
+            start = a if f.move == f.object_a else b
+            end = tuple(p + float(t) for p, t in zip(start, f.translation))
+            if start != end:
+                drawing.arrow(start, end, "fix")
         sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in outlines[k] if o is not None]
         if labels:
             # Above the pair, so that the label does not sit on its outlines.
             mid = [0.5 * (p + q) for p, q in zip(a, b)]
             mid[2] = max([mid[2]] + [float(o[:, :, 2].max()) for o in sides if len(o)])
-            drawing.label(tuple(mid), finding_label(f), f.kind)
+            drawing.label(tuple(mid), finding_label(f, units), f.kind)
         if boxes:
             for segments in sides:
                 drawing.wire(segments, f.kind)
@@ -689,6 +779,9 @@ def _object_boxes(findings):
     for f in findings:
         pair = []
         for name in (f.object_a, f.object_b):
+            if name is None:
+                pair.append(None)
+                continue
             if name not in boxes:
                 obj = object_named(name)
                 boxes[name] = _box_edges(*_world_box(obj)) if obj is not None else None
@@ -725,13 +818,24 @@ def _box_edges(lower, upper):
     return np.array([(box[a], box[b]) for a, b in _BOX_EDGES])
 
 
+LEGEND_TEXT = {
+    OVERLAP: "arrow = depth vector, box or outline = object or part involved",
+    SUNK: "sunk into what it stands on deeper than allowed; arrow = depth",
+    TOO_CLOSE: "line = gap, smaller than the clearance needed",
+    FLOATING: "must rest but nothing supports it; arrow = drop to what is below",
+}
+
+
 def findings_legend(findings) -> list:
-    """Legend rows (colour role, meaning) of a findings picture, with the count of each kind."""
-    overlaps = sum(f.kind == OVERLAP for f in findings)
-    close = len(findings) - overlaps
-    return [(OVERLAP, f"overlap ({overlaps}): arrow = depth vector, box or outline = object "
-                      f"or part involved"),
-            (TOO_CLOSE, f"too close ({close}): line = gap, smaller than the clearance needed")]
+    """Legend rows (colour role, meaning) of a findings picture: overlaps and clearances
+    always, sunk and floating when there are any, and the fix arrows when a finding has one."""
+    counts = {kind: sum(f.kind == kind for f in findings) for kind in LEGEND_TEXT}
+    rows = [(kind, f"{kind.replace('_', ' ')} ({counts[kind]}): {text}")
+            for kind, text in LEGEND_TEXT.items()
+            if kind in (OVERLAP, TOO_CLOSE) or counts[kind]]
+    if any(f.move and f.translation is not None for f in findings):
+        rows.append(("fix", "green arrow = the move that resolves the finding"))
+    return rows
 
 
 def show_findings(findings):
@@ -790,11 +894,20 @@ def store_findings(scene, findings, summary, complete=True, outlines=None):
     settings.findings.clear()
     for k, f in enumerate(findings):
         item = settings.findings.add()
-        item.object_a, item.object_b, item.kind = f.object_a, f.object_b, f.kind
+        item.object_a, item.object_b, item.kind = f.object_a, f.object_b or "", f.kind
         item.part_a = getattr(f, "part_a", None) or ""
         item.part_b = getattr(f, "part_b", None) or ""
-        item.distance, item.clearance = f.distance, f.clearance
-        item.point_a, item.point_b = tuple(f.point_a), tuple(f.point_b)
+        item.has_distance = f.distance is not None
+        item.distance, item.clearance = f.distance or 0.0, f.clearance
+        point_a = f.point_a if f.point_a is not None else f.point
+        point_b = f.point_b if f.point_b is not None else point_a
+        if point_a is not None:
+            item.point_a, item.point_b = tuple(point_a), tuple(point_b)
+        item.move = f.move or ""
+        if f.translation is not None:
+            item.translation = tuple(f.translation)
+        item.rule, item.severity = f.rule or "", f.severity
+        item.instanced_by = (f.extra or {}).get("instanced_by") or ""
         for side, segments in zip(("outline_a", "outline_b"), outlines[k] if outlines else ()):
             if segments is not None:
                 item[side] = np.asarray(segments, dtype=float).ravel().tolist()

@@ -571,9 +571,12 @@ def level_run(context):
         collection = settings.collection
     ignore = [settings.ignore_collection] if settings.ignore_collection else []
     pairs = [p.strip() for p in settings.ignore_pairs.split(",") if p.strip()]
-    return level_check.LevelRun(objects, settings.clearance, collection=collection,
-                                ignore=ignore, ignore_pairs=pairs,
-                                touch_tolerance=settings.touch_tolerance, context=context)
+    # With a rules file (or text) the rules say the clearance and the touch tolerance.
+    ruled = bool(settings.rules_file) or settings.rules_text is not None
+    return level_check.LevelRun(objects, None if ruled else settings.clearance,
+                                collection=collection, ignore=ignore, ignore_pairs=pairs,
+                                touch_tolerance=None if ruled else settings.touch_tolerance,
+                                context=context)
 
 
 class OBJECT_OT_convex_check_level(bpy.types.Operator):

@@ -17,6 +17,9 @@ DEFAULT_COLORS = {
     "part": (0.70, 0.45, 1.00, 1.0),         # parts of a compound or mesh a result is about
     "overlap": (0.95, 0.08, 0.05, 1.0),      # level check: overlaps
     "too_close": (1.00, 0.55, 0.00, 1.0),    # level check: clearance violations
+    "sunk": (0.75, 0.10, 0.55, 1.0),         # level check: sunk into a static supporter
+    "floating": (0.20, 0.75, 1.00, 1.0),     # level check: must rest, nothing supports it
+    "fix": (0.30, 1.00, 0.45, 1.0),          # level check: the move that resolves a finding
 }
 DEFAULT_LINE_WIDTH = 3.0
 DEFAULT_POINT_SIZE = 10.0
@@ -45,6 +48,9 @@ class ConvexToolsPreferences(bpy.types.AddonPreferences):
     color_part: _color("part")
     color_overlap: _color("overlap")
     color_too_close: _color("too_close")
+    color_sunk: _color("sunk")
+    color_floating: _color("floating")
+    color_fix: _color("fix")
 
     def draw(self, context):
         layout = self.layout

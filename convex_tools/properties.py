@@ -114,7 +114,15 @@ class ConvexSceneSettings(bpy.types.PropertyGroup):
 
 # --- Level Check ------------------------------------------------------------------------------
 FINDING_KINDS = [(OVERLAP, "Overlap", "The two objects overlap"),
-                 (TOO_CLOSE, "Too Close", "The two objects are closer than their clearance")]
+                 ("sunk", "Sunk", "The object is sunk into what it stands on deeper than "
+                                  "its allowed embed"),
+                 (TOO_CLOSE, "Too Close", "The two objects are closer than their clearance"),
+                 ("floating", "Floating", "The object must rest on something but nothing "
+                                          "supports it"),
+                 ("unreachable", "Unreachable", "A standable area the player cannot reach"),
+                 ("narrow", "Narrow", "A passage narrower than the player"),
+                 ("low_headroom", "Low Headroom", "A passage lower than the player"),
+                 ("step", "Step", "A step higher than the player can climb")]
 
 
 class ConvexLevelFinding(bpy.types.PropertyGroup):
@@ -131,11 +139,26 @@ class ConvexLevelFinding(bpy.types.PropertyGroup):
     clearance: FloatProperty(name="Clearance", unit='LENGTH')
     point_a: FloatVectorProperty(name="Point A", size=3, subtype='XYZ', unit='LENGTH')
     point_b: FloatVectorProperty(name="Point B", size=3, subtype='XYZ', unit='LENGTH')
+    has_distance: BoolProperty(name="Has Distance", default=True,
+                               description="False for a floating object with nothing below")
+    move: StringProperty(name="Move", description="The object the fix moves (empty: none)")
+    translation: FloatVectorProperty(name="Translation", size=3, subtype='TRANSLATION',
+                                     unit='LENGTH', description="The fix: how far to move it")
+    rule: StringProperty(name="Rule", description="What decided the finding")
+    severity: EnumProperty(name="Severity", default='error',
+                           items=[('error', "Error", "Fails the check"),
+                                  ('warning', "Warning", "Reported, does not fail the check")])
+    instanced_by: StringProperty(name="Instanced By",
+                                 description="The object whose instances the finding is about")
 
     def to_finding(self) -> Finding:
-        return Finding(self.object_a, self.object_b, self.kind, self.distance,
+        extra = {"instanced_by": self.instanced_by} if self.instanced_by else None
+        return Finding(self.object_a, self.object_b or None, self.kind,
+                       self.distance if self.has_distance else None,
                        np.array(self.point_a), np.array(self.point_b), self.clearance,
-                       self.part_a or None, self.part_b or None)
+                       self.part_a or None, self.part_b or None, self.move or None,
+                       np.array(self.translation) if self.move else None, None,
+                       self.rule or None, self.severity, extra=extra)
 
 
 def _on_active_finding(self, context):
@@ -173,6 +196,14 @@ class ConvexLevelSettings(bpy.types.PropertyGroup):
         name="Ignore Pairs",
         description="Pairs of name patterns not checked against each other, separated by "
                     "commas, e.g. 'Lamp*:Pillar*, Door*:Frame*'")
+    rules_file: StringProperty(
+        name="Rules File", subtype='FILE_PATH',
+        description="Level rules (TOML: groups, pairs, clearances, support and floating); the "
+                    "command line uses it too when --rules is not given")
+    rules_text: PointerProperty(
+        name="Rules Text", type=bpy.types.Text,
+        description="Level rules kept in the file as a Text datablock (used when no rules "
+                    "file is set)")
     findings: CollectionProperty(type=ConvexLevelFinding)
     active_index: IntProperty(name="Finding", default=-1, update=_on_active_finding)
     summary: StringProperty(name="Summary")

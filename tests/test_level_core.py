@@ -10,9 +10,14 @@ import pytest
 
 from convex_tools.core import Box, Capsule, Cone, Cylinder, Ellipsoid, Sphere, posed, translated
 from convex_tools.core.gjk import distance
+from convex_tools.core.rules import Rules
 from convex_tools.core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled,
                                      Finding, LevelCheck, Stats, check_shapes, pair_is_ignored,
                                      report_csv, report_json, report_table)
+
+# Rules under which nothing supports anything: no gap counts as resting (floating tolerance 0)
+# and only a push exactly up would (support angle 0).
+NO_SUPPORT = Rules.from_text("[defaults]\nfloating = 0\nsupport_angle = 0\n")
 
 
 def unit_box(x=0.0, y=0.0, z=0.0):
@@ -276,7 +281,9 @@ def brute_force_signed(a, b):
 def test_findings_are_exactly_the_pairs_below_the_clearance(seed, clearance):
     rng = np.random.default_rng(seed)
     shapes, names = random_level(rng, 45)
-    found = {(f.object_a, f.object_b): f for f in check_shapes(shapes, names, clearance)}
+    # Without support (no contact counts as resting), every pair is judged by its distance.
+    found = {(f.object_a, f.object_b): f
+             for f in check_shapes(shapes, names, clearance, rules=NO_SUPPORT)}
     assert found, "the random level should have findings"
     margin = 1e-6  # pairs this close to the threshold could go either way
     for i in range(len(shapes)):
@@ -301,7 +308,8 @@ def test_sphere_level_matches_the_analytic_distances():
     shapes = [translated(Sphere(r), c) for r, c in zip(radii, centres)]
     names = [f"s{k:03d}" for k in range(n)]
     clearance = 0.25
-    found = {(f.object_a, f.object_b): f.distance for f in check_shapes(shapes, names, clearance)}
+    found = {(f.object_a, f.object_b): f.distance
+             for f in check_shapes(shapes, names, clearance, rules=NO_SUPPORT)}
     expected = {}
     for i in range(n):
         for j in range(i + 1, n):

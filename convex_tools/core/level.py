@@ -55,12 +55,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import batch, broadphase, concave
+from . import batch, broadphase, classify, concave
 from .compound import Compound, ConcaveShape
 from .hull import Hull
 from .placement import LazyShapes, PoseTable, world_aabbs
 from .queries import distance, penetration
+from .rules import EntryInfo, Rules
 from .shapes import ConvexHullOf, MinkowskiSum, Transformed
+
+try:        # the mesh intrusion depth (issue 18), when its module is present
+    from .intrusion import mesh_intrusion
+except ImportError:     # pragma: no cover
+    mesh_intrusion = None
 
 # Overlaps no deeper than this are two surfaces resting on each other, not a collision (model
 # units: 0.1 mm in a level modelled in metres; well above the float noise of snapped vertices
@@ -219,7 +225,7 @@ class Stats:
 
     objects: int = 0
     candidates: int = 0        # pairs from the broad phase
-    ignored: int = 0           # dropped by ignore_pairs
+    ignored: int = 0           # dropped by ignore_pairs and [[pair]] ignore rules
     culled: int = 0            # dropped by the AABB-gap lower bound
     narrow: int = 0            # pairs that went through the narrow phase
     batch_clear: int = 0       # of those, certified clear by the batched engine (``batch``)
@@ -229,34 +235,45 @@ class Stats:
     penetrations: int = 0      # pairs that also needed a penetration depth
     times: dict = field(default_factory=dict)
     skipped_objects: list = field(default_factory=list)  # (name, reason) not checked
+    excluded_objects: list = field(default_factory=list)  # (name, reason) left out by rule
     shapes_made: int = 0       # Blender side: shapes built from an object's content
     shapes_shared: int = 0     # Blender side: shapes moved from an instance with equal content
     part_culled: int = 0       # concave pairs with no part pair within the clearance
     static_pairs: int = 0      # triangle mesh against triangle mesh: not checked
+    supports: int = 0          # support pairs (resting contact): never too close
+    lift_tests: int = 0        # touching pairs whose push direction needed a lift test
+    drops: int = 0             # drop sweeps of must-rest objects without support
 
 
 class LevelCheck:
     """One level check, run in steps: ``while not check.step(): report(check.done, check.total)``.
 
-    Construction does the vectorised phases (broad phase, ignores, AABB-gap cull); ``step`` runs
-    the narrow phase on the next chunk of pairs. ``findings`` are sorted once all steps are done.
+    Construction does the vectorised phases (rules, broad phase, ignores, AABB-gap cull);
+    ``step`` runs the narrow phase on the next chunk of pairs. ``findings`` classifies the
+    measured pairs (``classify``) once all steps are done.
 
     The narrow phase is in two stages. The batched engine (``batch.screen``) screens the pairs
-    16k at a time, in numpy: it drops every pair it certifies to keep its clearance (most pairs
-    of a level) and makes findings of the overlaps and distances it measured; the rest — curved
-    overlaps, touching pairs, distances within rounding of a clearance, what the batch hands
-    back — are measured by the single queries (``distance``, ``penetration``). A pair's finding
-    does not depend on how the pairs were split (``jobs``): the batch screens the same chunks
-    in any case, and each single query starts every hull's climb afresh
-    (``reset_warm_starts``), so its witness points never depend on the pairs before it.
+    16k at a time, in numpy: it drops every pair it certifies farther apart than the pair's
+    *reach* (its clearance, or the floating tolerance when one of the two must rest) — most
+    pairs of a level — and measures the overlaps and distances it can; the rest — curved
+    overlaps, touching pairs, distances within rounding of the reach, what the batch hands back
+    — are measured by the single queries (``distance``, ``penetration``; a convex shape against
+    a triangle mesh by its intrusion, ``_mesh_contact``). A pair's measurement does not depend
+    on how the pairs were split (``jobs``): the batch screens the same chunks in any case, and
+    each single query starts every hull's climb afresh (``reset_warm_starts``).
 
     ``shapes``: world-space shapes; ``names``: one unique name each.
-    ``clearance``: the clearance every object needs (0 finds overlaps only).
-    ``clearances``: per-object overrides, either a sequence aligned with ``shapes`` (None or NaN
-    keeps the default) or a mapping name -> clearance.
-    ``touch_tolerance``: overlaps up to this depth count as touching, not as findings.
+    ``clearance``: the clearance every object needs (None: the rules' default, else 0).
+    ``clearances``: per-object own clearances (the ``convex_clearance`` property level of the
+    rules), either a sequence aligned with ``shapes`` (None or NaN: none) or a mapping
+    name -> clearance. ``flag_clearances``: the same for command-line overrides.
+    ``touch_tolerance``: overlaps up to this depth count as touching, not as findings (None:
+    the rules' default).
     ``ignore_pairs``: (pattern_a, pattern_b) fnmatch patterns; a pair whose names match them in
     either order is not checked.
+    ``rules``: a ``rules.Rules`` (None: the implicit rules of the flags); ``infos``: a
+    ``rules.EntryInfo`` per shape (None: names only; a triangle mesh is static);
+    ``floating``: a tolerance makes every movable object must-rest (``--floating``).
     ``aabbs``: optional precomputed (lower, upper) arrays (N, 3), e.g. batched by the caller.
     ``shapes`` may be a ``placement.LazyShapes`` (whose ``Placed`` entries are made into shapes
     only when a single query needs them); ``table``, optional, the ``placement.PoseTable`` of
@@ -265,9 +282,10 @@ class LevelCheck:
     ``MIN_PAIRS_FOR_BATCH`` pairs.
     """
 
-    def __init__(self, shapes, names, clearance=0.0, clearances=None,
-                 touch_tolerance=TOUCH_TOLERANCE, ignore_pairs=(), aabbs=None, *, table=None,
-                 batched=True) -> None:
+    def __init__(self, shapes, names, clearance=None, clearances=None,
+                 touch_tolerance=None, ignore_pairs=(), aabbs=None, *, table=None,
+                 batched=True, rules=None, infos=None, flag_clearances=None,
+                 floating=None) -> None:
         # A LazyShapes is kept as it is (it makes its shapes on first access); other shapes are
         # listed, a user's own (support_xyz only) wrapped as the queries wrap them.
         if not isinstance(shapes, LazyShapes):
@@ -279,14 +297,37 @@ class LevelCheck:
             raise ValueError("names must be unique (findings are reported by name)")
         self.shapes = shapes
         self.names = names
-        self.clearance = _non_negative("clearance", clearance)
-        self.touch_tolerance = _non_negative("touch_tolerance", touch_tolerance)
-        self.object_clearance = _object_clearances(clearances, names, self.clearance)
+        for label, value in (("clearance", clearance), ("touch_tolerance", touch_tolerance),
+                             ("floating", floating)):
+            if value is not None:
+                _non_negative(label, value)
+        base = rules if rules is not None else Rules()
+        self.rules = base.with_flags(clearance=clearance, touch_tolerance=touch_tolerance,
+                                     floating=floating)
+        defaults = self.rules.defaults
+        self.clearance = defaults["clearance"]
+        self.touch_tolerance = defaults["touch_tolerance"]
+        self.settings = classify.Settings(defaults["touch_tolerance"], defaults["floating"],
+                                          defaults["support_angle"])
+        if infos is None:
+            infos = [EntryInfo(n, is_mesh=bool(getattr(_raw(shapes, k), "is_mesh", False)),
+                               mover=n) for k, n in enumerate(names)]
+        elif len(infos) != len(names):
+            raise ValueError(f"got {len(infos)} infos for {len(names)} shapes")
+        self.assign = self.rules.assign(infos)
         self.ignore_pairs = _pair_patterns(ignore_pairs)
+        flag = _per_object("clearance override", flag_clearances, names)
+        own = _per_object("clearance", clearances, names)
+        self.object_clearance = self.assign.clearance_levels(flag, own)
+        # How far each object's box grows in the broad phase: its largest clearance, and the
+        # floating tolerance for an object that must rest (its supporters are found in it).
+        self.reach_of = np.where(self.assign.must_rest,
+                                 np.maximum(self.object_clearance, self.settings.floating),
+                                 self.object_clearance)
         self.stats = Stats(objects=len(shapes))
         self.batched = bool(batched)
         self._table = table
-        self._found = []
+        self._measured = []
         self._findings = None
 
         t0 = time.perf_counter()
@@ -300,16 +341,17 @@ class LevelCheck:
             lower, upper = (np.asarray(v, dtype=float).reshape(n, 3) for v in aabbs)
         self.lower, self.upper = lower, upper
         t1 = time.perf_counter()
-        # Each box grows by its own object's clearance: a pair closer than max(c_i, c_j) is
-        # closer than c_i + c_j, so its fattened boxes overlap.
-        grow = self.object_clearance[:, None]
+        # Each box grows by its own object's reach: a pair closer than max(r_i, r_j) is closer
+        # than r_i + r_j, so its fattened boxes overlap.
+        grow = self.reach_of[:, None]
         pairs = broadphase.candidate_pairs(lower - grow, upper + grow) if n > 1 else \
             np.zeros((0, 2), dtype=np.int64)
         self.stats.candidates = len(pairs)
         t2 = time.perf_counter()
         pairs = self._drop_ignored(pairs)
-        pairs = self._drop_by_aabb_gap(pairs, lower, upper)
         pairs = self._in_name_order(pairs)
+        self.pair_need, self._need_rule, self._need_labels = self.assign.pair_clearance(pairs)
+        pairs = self._drop_by_aabb_gap(pairs, lower, upper)
         t3 = time.perf_counter()
         self.pairs = pairs
         self.stats.narrow = len(pairs)
@@ -331,14 +373,19 @@ class LevelCheck:
 
     # --- vectorised phases -------------------------------------------------------------------
     def _drop_ignored(self, pairs):
-        if not self.ignore_pairs or not len(pairs):
+        if not len(pairs):
             return pairs
-        keep = np.ones(len(pairs), dtype=bool)
+        keep = ~self.assign.ignored_pairs(pairs)
+        i, j = pairs[:, 0], pairs[:, 1]
         for pat_a, pat_b in self.ignore_pairs:
             match_a = np.array([fnmatch.fnmatchcase(n, pat_a) for n in self.names])
             match_b = np.array([fnmatch.fnmatchcase(n, pat_b) for n in self.names])
-            i, j = pairs[:, 0], pairs[:, 1]
             keep &= ~((match_a[i] & match_b[j]) | (match_b[i] & match_a[j]))
+        # Two triangle meshes are static level geometry with no inside: never a finding.
+        mesh = np.array([info.is_mesh for info in self.assign.infos], dtype=bool)
+        both = mesh[i] & mesh[j]
+        self.stats.static_pairs += int((both & keep).sum())
+        keep &= ~both
         self.stats.ignored = int(len(pairs) - keep.sum())
         return pairs[keep]
 
@@ -355,6 +402,12 @@ class LevelCheck:
         pairs[swap] = pairs[swap][:, ::-1]
         return pairs
 
+    def _pair_reach(self, pairs, need):
+        """How far apart each pair is measured: its clearance, or the floating tolerance when
+        one of the two must rest (its support is looked for that far)."""
+        rest = self.assign.must_rest[pairs[:, 0]] | self.assign.must_rest[pairs[:, 1]]
+        return np.where(rest, np.maximum(need, self.settings.floating), need)
+
     def _drop_by_aabb_gap(self, pairs, lower, upper):
         if not len(pairs):
             return pairs
@@ -362,10 +415,12 @@ class LevelCheck:
         gap = np.maximum(np.maximum(lower[j] - upper[i], lower[i] - upper[j]), 0.0)
         # The distance of two shapes is at least the distance of their boxes.
         lower_bound = np.sqrt((gap * gap).sum(axis=1))
-        need = np.maximum(self.object_clearance[i], self.object_clearance[j])
-        # Apart boxes (lower_bound > 0) cannot hold an overlap; they matter only within a clearance.
-        keep = (lower_bound == 0.0) | (lower_bound < need)
+        reach = self._pair_reach(pairs, self.pair_need)
+        # Apart boxes (lower_bound > 0) cannot hold an overlap; they matter only within reach.
+        keep = (lower_bound == 0.0) | (lower_bound <= reach)
         self.stats.culled = int(len(pairs) - keep.sum())
+        self.pair_need = self.pair_need[keep]
+        self._need_rule = self._need_rule[keep]
         return pairs[keep]
 
     # --- narrow phase ------------------------------------------------------------------------
@@ -378,10 +433,12 @@ class LevelCheck:
         return self.done >= len(self.pairs)
 
     def need(self, rows) -> np.ndarray:
-        """The clearance each pair of ``pairs[rows]`` must keep: the larger of its objects'."""
-        pairs = self.pairs[rows]
-        clear = self.object_clearance
-        return np.maximum(clear[pairs[:, 0]], clear[pairs[:, 1]])
+        """The clearance each pair of ``pairs[rows]`` must keep (``rules`` precedence)."""
+        return self.pair_need[rows]
+
+    def reach(self, rows) -> np.ndarray:
+        """How far apart each pair of ``pairs[rows]`` is measured."""
+        return self._pair_reach(self.pairs[rows], self.pair_need[rows])
 
     def step(self, max_pairs: int = PAIRS_PER_STEP) -> bool:
         """Measure the next ``max_pairs`` pairs queued for single queries, screening the next
@@ -392,7 +449,7 @@ class LevelCheck:
             self._screen(BATCH_PAIRS_PER_STEP)
         stop = min(self._queued + max(1, int(max_pairs)), len(self._queue))
         rows = self._queue[self._queued:stop]
-        self._found.extend(self.check_rows(rows))
+        self._measured.extend(self.check_rows(rows))
         self._queued = stop
         self.done += len(rows)
         self.stats.times["narrow_phase"] += time.perf_counter() - t0
@@ -403,21 +460,23 @@ class LevelCheck:
         t0 = time.perf_counter()
         rows = np.arange(self._screened, min(self._screened + count, len(self.pairs)))
         if self.batched and len(self.pairs) >= MIN_PAIRS_FOR_BATCH:
-            need = self.need(rows)
-            sc = batch.screen(self.table, self.pairs[rows], need)
+            reach = self.reach(rows)
+            sc = batch.screen(self.table, self.pairs[rows], reach)
             clear, measured = sc.clear, sc.measured
             self._deep[rows[sc.deep]] = True
-            # Overlaps the batch measured (polytope cores): findings without a single query.
-            self._batch_findings(rows, measured, need, -sc.depth, sc.point_a, sc.point_b)
+            # Overlaps the batch measured (polytope cores) need no single query, unless one
+            # of the two is a triangle mesh (its depth is the intrusion) - never batched.
+            self._batch_measured(rows, measured, -sc.depth, sc.point_a, sc.point_b, sc.normal)
             self.stats.batch_depths += int(measured.sum())
             self.stats.penetrations += int(measured.sum())
-            # Pairs the batch measured apart: a finding when clearly inside their clearance,
-            # nothing when clearly outside it; within the slack of it, the single query says.
+            # Pairs the batch measured apart: measured when clearly inside their reach (and
+            # clearly apart, so that their closest points give the push direction), nothing
+            # when clearly outside it; within the slack of either, the single query says.
             apart = sc.apart & ~clear
-            gap = sc.distance - need
-            inside = apart & (need > 0.0) & (gap < -sc.slack)
+            gap = sc.distance - reach
+            inside = apart & (reach > 0.0) & (gap < -sc.slack) & (sc.distance > sc.slack)
             outside = apart & (gap > sc.slack)
-            self._batch_findings(rows, inside, need, sc.distance, sc.closest_a, sc.closest_b)
+            self._batch_measured(rows, inside, sc.distance, sc.closest_a, sc.closest_b, None)
             self.stats.batch_distances += int((inside | outside).sum())
             settled = clear | measured | inside | outside
         else:
@@ -429,15 +488,14 @@ class LevelCheck:
         self._queued = 0
         self.stats.times["batch"] += time.perf_counter() - t0
 
-    def _batch_findings(self, rows, chosen, need, signed, point_a, point_b):
-        """Findings of the pairs ``pairs[rows[chosen]]`` from the batch's signed distances and
-        witness points (convex shapes: no parts to name)."""
+    def _batch_measured(self, rows, chosen, signed, point_a, point_b, normal):
+        """Measurements of the pairs ``pairs[rows[chosen]]`` from the batch's signed distances,
+        witness points and (overlaps) normals (convex shapes: no parts to name)."""
         for k in np.flatnonzero(chosen).tolist():
             i, j = self.pairs[rows[k]].tolist()
-            finding = self._finding(i, j, float(need[k]), float(signed[k]),
-                                    point_a[k].copy(), point_b[k].copy(), (None, None))
-            if finding is not None:
-                self._found.append(finding)
+            self._measured.append(classify.Measured(
+                int(rows[k]), i, j, float(signed[k]), point_a[k].copy(), point_b[k].copy(),
+                None if normal is None else normal[k].copy()))
 
     def screen_all(self):
         """Run the batch over every pair not screened yet (before handing the rest to
@@ -448,20 +506,23 @@ class LevelCheck:
         self.stats.times["narrow_phase"] += time.perf_counter() - t0
 
     def check_rows(self, rows) -> list:
-        """Findings of the pairs ``pairs[rows]`` by the single queries (counts into stats)."""
+        """Measurements of the pairs ``pairs[rows]`` by the single queries (counts into
+        stats); pairs farther apart than their reach give none."""
         found = []
-        clear = self.object_clearance
-        for (i, j), deep in zip(self.pairs[rows].tolist(), self._deep[rows].tolist()):
-            finding = self._check_pair(i, j, max(clear[i], clear[j]), deep)
-            if finding is not None:
-                found.append(finding)
+        reach = self.reach(rows).tolist()
+        for row, (i, j), deep, r in zip(np.asarray(rows).tolist(), self.pairs[rows].tolist(),
+                                        self._deep[rows].tolist(), reach):
+            measured = self._check_pair(row, i, j, r, deep)
+            if measured is not None:
+                found.append(measured)
         self.stats.single += len(rows)
         return found
 
-    def _check_pair(self, i, j, need, deep=False):
-        """The finding of pair (i, j) or None. ``deep``: the batch saw the two overlap for sure
-        (the distance query, which would say so, is skipped; its result is used only when the
-        penetration query finds no depth). The pair is in name order (``_in_name_order``)."""
+    def _check_pair(self, row, i, j, reach, deep=False):
+        """The measurement of pair (i, j) or None (farther apart than ``reach``). ``deep``: the
+        batch saw the two overlap for sure (the distance query, which would say so, is
+        skipped; its result is used only when the penetration query finds no depth). The pair
+        is in name order (``_in_name_order``)."""
         a, b = self.shapes[i], self.shapes[j]
         _reset(a, b)
         if deep:
@@ -471,13 +532,10 @@ class LevelCheck:
             if contact is None:         # no depth after all: the distance says where they touch
                 _reset(a, b)
                 result = distance(a, b)
-            return self._finding(i, j, need, *_overlap(result, contact))
+            return self._record(row, i, j, reach, *_overlap(result, contact))
         if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
-            if getattr(a, "is_mesh", False) and getattr(b, "is_mesh", False):
-                self.stats.static_pairs += 1
-                return None
-            result = concave.distance(a, b, max_distance=need)
-            if result is None:                # no part pair within need: nothing to report
+            result = concave.distance(a, b, max_distance=reach)
+            if result is None:                # no part pair within reach: nothing to report
                 self.stats.part_culled += 1
                 return None
         else:
@@ -485,38 +543,204 @@ class LevelCheck:
         if result.intersecting:
             self.stats.penetrations += 1
             _reset(a, b)
-            signed, point_a, point_b, parts = _overlap(
-                result, penetration(a, b, method=PENETRATION_METHOD))
-        else:
-            signed, point_a, point_b = result.distance, result.point_a, result.point_b
-            parts = (result.part_a, result.part_b)
-        return self._finding(i, j, need, signed, point_a, point_b, parts)
+            mesh = _mesh_contact(a, b, result, self.touch_tolerance)
+            if mesh is not None:
+                return self._record(row, i, j, reach, *mesh)
+            return self._record(row, i, j, reach, *_overlap(
+                result, penetration(a, b, method=PENETRATION_METHOD)))
+        return self._record(row, i, j, reach, result.distance, result.point_a, result.point_b,
+                            None, (result.part_a, result.part_b))
 
-    def _finding(self, i, j, need, signed, point_a, point_b, parts):
-        if signed < -self.touch_tolerance:
-            kind = OVERLAP
-        elif need > 0.0 and signed < need:
-            kind = TOO_CLOSE
-        else:
+    def _record(self, row, i, j, reach, signed, point_a, point_b, normal, parts,
+                contacts=None):
+        if signed > reach:
             return None
         # (A part is named only on a concave shape; a convex one is not even made here, if it
         # is still a ``Placed`` entry: the batch measured it.)
         label_a = None if parts[0] is None else _label(self.shapes[i], parts[0])
         label_b = None if parts[1] is None else _label(self.shapes[j], parts[1])
-        return Finding(self.names[i], self.names[j], kind, float(signed),
-                       np.asarray(point_a, dtype=float), np.asarray(point_b, dtype=float),
-                       float(need), label_a, label_b)
+        return classify.Measured(row, i, j, float(signed), np.asarray(point_a, dtype=float),
+                                 np.asarray(point_b, dtype=float),
+                                 None if normal is None else np.asarray(normal, dtype=float),
+                                 label_a, label_b, contacts)
 
     def add_findings(self, found) -> None:
-        """Findings measured elsewhere (a worker process) for this check."""
-        self._found.extend(found)
+        """Measurements made elsewhere (a worker process) for this check."""
+        self._measured.extend(found)
 
     @property
     def findings(self) -> list:
-        """Findings so far, sorted by kind then names (all of them once ``finished``)."""
-        if self._findings is None or len(self._findings) != len(self._found):
-            self._findings = sorted(self._found, key=Finding.sort_key)
-        return list(self._findings)
+        """Findings so far, sorted by kind then names (all of them once ``finished``): the
+        measured pairs classified (``classify``), and the must-rest objects without support
+        (once every pair is measured)."""
+        if self._findings is None or self._findings[0] != (len(self._measured), self.finished):
+            found = self._classify()
+            self._findings = ((len(self._measured), self.finished),
+                              sorted(found, key=Finding.sort_key))
+        return list(self._findings[1])
+
+    # --- classify ----------------------------------------------------------------------------
+    def _classify(self) -> list:
+        t0 = time.perf_counter()
+        assign, settings = self.assign, self.settings
+        tolerance, cos_up = settings.touch_tolerance, classify.cos_limit(settings)
+        supported = np.zeros(len(self.names), dtype=bool)
+        found = []
+        supports = lifts = 0
+        for m in sorted(self._measured, key=lambda m: m.row):
+            i, j = m.i, m.j
+            need = float(self.pair_need[m.row])
+            scale = classify.scale_of(self.lower, self.upper, i, j)
+            up = None
+            if m.signed <= settings.floating:
+                direction = classify.push_direction(m, tolerance, scale)
+                if direction is not None:
+                    up = float(direction[2])
+                else:
+                    lifts += 1
+                    step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
+                    a, b = self.shapes[i], self.shapes[j]
+                    _reset(a, b)
+                    up = classify.lift_slope(a, b, m.signed, step)
+            # Who rests on whom: j supports i when i's push direction is near up, i supports
+            # j when it is near down.
+            sup = None
+            if up is not None and up >= cos_up:
+                sup = (i, j)
+            elif up is not None and -up >= cos_up:
+                sup = (j, i)
+            if sup is not None:
+                supports += 1
+                supported[sup[0]] = True
+                if m.signed < -tolerance and assign.static[sup[1]]:
+                    finding = self._sunk(m, sup)
+                    if finding is not None:
+                        found.append(finding)
+                    continue
+                if m.signed >= -tolerance:
+                    continue                     # resting contact: never too close
+            if m.signed < -tolerance:
+                found.append(self._pair_finding(OVERLAP, m, need, "overlap"))
+            elif need > 0.0 and m.signed < need:
+                found.append(self._pair_finding(TOO_CLOSE, m, need, "too_close"))
+        if self.finished:
+            found.extend(self._floating(supported))
+        self.stats.supports, self.stats.lift_tests = supports, lifts
+        self.stats.times["classify"] = time.perf_counter() - t0
+        return found
+
+    def _rule_and_severity(self, kind, i, j, clearance_rule=None):
+        assign = self.assign
+        pair = assign.pair_rule(i, j, "severity")
+        severity, decided = self.rules.severity_for(
+            kind, (assign.group_of[i], assign.group_of[j]), pair)
+        if clearance_rule is not None:
+            return clearance_rule, severity
+        groups = [g for g in (assign.group_of[i], assign.group_of[j]) if g is not None]
+        return (assign.group_label(i, j) if groups else decided), severity
+
+    def _mover(self, m, sinking=None):
+        """(index of the object a fix moves, or None): a movable one; of two, the smaller;
+        ``sinking``: only that one (a sunk object)."""
+        assign = self.assign
+        candidates = [k for k in ((sinking,) if sinking is not None else (m.i, m.j))
+                      if not assign.static[k]]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda k: (classify.volume_of(self.lower, self.upper, k),
+                                              self.names[k]))
+
+    def _fix(self, k, m, translation_of_i):
+        """(move, translation, extra) for moving object k, given the translation that would
+        resolve the finding by moving i."""
+        if k is None:
+            return None, None, None
+        info = self.assign.infos[k]
+        if info.mover is None:
+            extra = {"instanced_by": info.instanced_by} if info.instanced_by else None
+            return None, None, extra
+        t = np.asarray(translation_of_i, dtype=float)
+        return info.mover, (t if k == m.i else -t), None
+
+    def _pair_finding(self, kind, m, need, _what):
+        i, j = m.i, m.j
+        if kind == OVERLAP:
+            translation = m.point_b - m.point_a          # moving i by it leaves them touching
+            rule, severity = self._rule_and_severity(kind, i, j)
+        else:
+            direction = classify.push_direction(
+                m, self.touch_tolerance, classify.scale_of(self.lower, self.upper, i, j))
+            if direction is None or m.signed <= 0.0:
+                a, b = self.shapes[i], self.shapes[j]
+                _reset(a, b)
+                normal = classify.touch_normal(
+                    a, b, classify.scale_of(self.lower, self.upper, i, j), self.touch_tolerance)
+                direction = -normal if normal is not None else None
+            translation = None if direction is None else direction * (need - m.signed)
+            label = self._need_labels[int(self._need_rule[m.row])]
+            rule, severity = self._rule_and_severity(kind, i, j, label)
+        mover = self._mover(m)
+        move, moved, extra = self._fix(mover, m, translation) if translation is not None \
+            else (None, None, None)
+        return Finding(self.names[i], self.names[j], kind, float(m.signed), m.point_a,
+                       m.point_b, float(need), m.part_a, m.part_b, move, moved, m.contacts,
+                       rule, severity, extra=extra)
+
+    def _sunk(self, m, sup):
+        """The ``sunk`` finding of object ``sup[0]`` in its static supporter ``sup[1]``, or None
+        within its allowed embed."""
+        a, b = sup
+        depth = -m.signed
+        embed = float(self.assign.embed[a])
+        if depth <= embed + self.touch_tolerance:
+            return None
+        flip = a != m.i
+        normal = m.normal if m.normal is not None else (m.point_a - m.point_b) / max(depth, 1e-300)
+        normal = np.asarray(normal, dtype=float)
+        if flip:
+            normal = -normal
+        point_a, point_b = (m.point_b, m.point_a) if flip else (m.point_a, m.point_b)
+        part_a, part_b = (m.part_b, m.part_a) if flip else (m.part_a, m.part_b)
+        group = self.assign.group_of[a]
+        rule = (f"group {group.name} embed" if group is not None and group.embed is not None
+                else "defaults (embed 0)")
+        _, severity = self._rule_and_severity(SUNK, a, b)
+        move = translation = extra = None
+        if not self.assign.static[a]:
+            info = self.assign.infos[a]
+            if info.mover is not None:
+                move, translation = info.mover, -normal * (depth - embed)
+            elif info.instanced_by:
+                extra = {"instanced_by": info.instanced_by}
+        return Finding(self.names[a], self.names[b], SUNK, float(m.signed), point_a, point_b,
+                       float(self.pair_need[m.row]), part_a, part_b, move, translation,
+                       m.contacts, rule, severity, extra=extra)
+
+    def _floating(self, supported) -> list:
+        """``floating`` findings: must-rest objects with no support, with their drop."""
+        found = []
+        assign = self.assign
+        for a in np.flatnonzero(assign.must_rest & ~supported).tolist():
+            self.stats.drops += 1
+            drop, below = classify.drop_distance(self.shapes, a, self.lower, self.upper)
+            group = assign.group_of[a]
+            rule = (f"group {group.name} must_rest" if group is not None and group.must_rest
+                    else "flag --floating")
+            _, severity = self._rule_and_severity(
+                FLOATING, a, below if below is not None else a)
+            info = assign.infos[a]
+            move = translation = extra = None
+            if drop is not None and info.mover is not None:
+                move, translation = info.mover, np.array([0.0, 0.0, -drop])
+            elif info.mover is None and info.instanced_by:
+                extra = {"instanced_by": info.instanced_by}
+            center = 0.5 * (self.lower[a] + self.upper[a])
+            bottom = np.array([center[0], center[1], self.lower[a, 2]])
+            found.append(Finding(
+                self.names[a], None if below is None else self.names[below], FLOATING,
+                drop, bottom, None if drop is None else bottom - np.array([0.0, 0.0, drop]),
+                0.0, None, None, move, translation, None, rule, severity, extra=extra))
+        return found
 
 
 def reset_warm_starts(shape) -> None:
@@ -555,9 +779,33 @@ def _overlap(result, contact):
     its ``contact`` (its penetration), or, when that found no depth, from ``result`` (its
     distance: GJK saw contact, penetration none, so they touch)."""
     if contact is None:
-        return 0.0, result.point_a, result.point_b, (result.part_a, result.part_b)
-    return -float(contact.depth), contact.point_a, contact.point_b, \
+        return 0.0, result.point_a, result.point_b, None, (result.part_a, result.part_b)
+    return -float(contact.depth), contact.point_a, contact.point_b, contact.normal, \
         (contact.part_a, contact.part_b)
+
+
+def _mesh_contact(a, b, result, tolerance):
+    """(signed, point_a, point_b, normal, parts, contacts) of a convex shape overlapping a
+    triangle mesh (either way round) by its intrusion (``intrusion.mesh_intrusion``): the
+    depth a person would measure, with every touched triangle listed (``result``, their
+    distance, where no triangle is entered deeper than ``tolerance``); None when the pair is
+    not a convex shape and a triangle mesh."""
+    mesh_a, mesh_b = getattr(a, "is_mesh", False), getattr(b, "is_mesh", False)
+    if mesh_intrusion is None or mesh_a == mesh_b or isinstance(b if mesh_a else a,
+                                                                ConcaveShape):
+        return None
+    flip = bool(mesh_a)
+    convex, mesh = (b, a) if flip else (a, b)
+    hit = mesh_intrusion(convex, mesh, touch_tolerance=tolerance)
+    if hit is None:
+        return _overlap(result, None)
+    contacts = tuple({"part": mesh.part_label(k), "depth": float(d),
+                      "normal": np.asarray(n, dtype=float)} for k, d, n in hit.contacts)
+    part = mesh.part_label(hit.part)
+    normal = np.asarray(hit.normal, dtype=float)
+    if flip:
+        return -float(hit.depth), hit.point_b, hit.point_a, -normal, (part, None), contacts
+    return -float(hit.depth), hit.point_a, hit.point_b, normal, (None, part), contacts
 
 
 def _label(shape, part):
@@ -565,19 +813,20 @@ def _label(shape, part):
     return None if part is None else shape.part_label(part)
 
 
-def check_shapes(shapes, names, clearance=0.0, clearances=None, touch_tolerance=TOUCH_TOLERANCE,
+def check_shapes(shapes, names, clearance=None, clearances=None, touch_tolerance=None,
                  ignore_pairs=(), progress=None, should_cancel=None, aabbs=None,
-                 stats=None, jobs=1, batched=True) -> list:
+                 stats=None, jobs=1, batched=True, **rules) -> list:
     """Findings of a level given as world-space ``shapes`` and their ``names``.
 
     Arguments are those of ``LevelCheck``. ``progress(done, total)`` is called after each chunk
     of narrow-phase pairs; ``should_cancel()`` is asked as often and, once it returns True,
     ``CheckCancelled`` (carrying the findings so far) is raised. ``stats``, a ``Stats``, receives
     the per-phase counts and times. ``jobs``: processes for the single queries (see
-    ``run_to_end``; None for one per core); the findings do not depend on it.
+    ``run_to_end``; None for one per core); the findings do not depend on it. ``rules``:
+    LevelCheck's ``rules``, ``infos``, ``flag_clearances`` and ``floating``.
     """
     check = LevelCheck(shapes, names, clearance, clearances, touch_tolerance, ignore_pairs, aabbs,
-                       batched=batched)
+                       batched=batched, **rules)
     try:
         return run_to_end(check, jobs, progress, should_cancel)
     finally:
@@ -693,22 +942,24 @@ def _non_negative(name, value) -> float:
     return x
 
 
-def _object_clearances(clearances, names, default) -> np.ndarray:
-    out = np.full(len(names), default, dtype=float)
-    if clearances is None:
+def _per_object(label, values, names) -> np.ndarray:
+    """Per-object values (NaN: none) from a sequence aligned with ``names`` (None or NaN: none)
+    or a mapping name -> value."""
+    out = np.full(len(names), np.nan, dtype=float)
+    if values is None:
         return out
-    if isinstance(clearances, dict):
+    if isinstance(values, dict):
         index = {n: k for k, n in enumerate(names)}
-        items = ((index[n], c) for n, c in clearances.items() if n in index)
+        items = ((index[n], c) for n, c in values.items() if n in index)
     else:
-        clearances = list(clearances)
-        if len(clearances) != len(names):
-            raise ValueError(f"clearances has {len(clearances)} entries for {len(names)} shapes")
-        items = enumerate(clearances)
+        values = list(values)
+        if len(values) != len(names):
+            raise ValueError(f"clearances has {len(values)} entries for {len(names)} shapes")
+        items = enumerate(values)
     for k, c in items:
         if c is None or (isinstance(c, float) and math.isnan(c)):
             continue
-        out[k] = _non_negative(f"clearance of {names[k]!r}", c)
+        out[k] = _non_negative(f"{label} of {names[k]!r}", c)
     return out
 
 

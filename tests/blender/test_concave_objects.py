@@ -72,15 +72,18 @@ def test_a_prop_resting_on_terrain_touches_it_without_overlapping(addon):
     assert level_check.check_scene() == []
 
 
-def test_a_prop_sunk_a_tenth_into_terrain_overlaps_by_a_tenth_upward(addon):
+def test_a_prop_sunk_a_tenth_into_terrain_is_sunk_a_tenth(addon):
     terrain()
     boxes("Crate", [((0.3, 0.2, -0.1), (1.3, 1.2, 0.9))])
     bpy.context.view_layer.update()
     (f,) = level_check.check_scene()
-    assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Terrain")
+    # The terrain (a triangle mesh: static) supports the crate, which is sunk into it.
+    assert (f.kind, f.object_a, f.object_b) == ("sunk", "Crate", "Terrain")
     assert f.depth == pytest.approx(0.1)
     # Moving the crate along point_b - point_a leaves it resting: straight up.
     np.testing.assert_allclose(f.point_b - f.point_a, [0, 0, 0.1], atol=1e-9)
+    assert f.move == "Crate"
+    np.testing.assert_allclose(f.translation, [0, 0, 0.1], atol=1e-9)
     assert f.part_a is None and f.part_b.startswith("triangle ")
 
 
@@ -130,7 +133,7 @@ def test_findings_name_their_parts_in_every_report(addon, tmp_path):
     # not the terrain's 10 m box; the crate's box edges lie at z = -0.1 and 0.9.
     assert (tmp_path / "f.png").exists()
     (drawing,) = overlay.drawings([level_check.OVERLAY_KEY])
-    ground = [(a, b) for a, b, role in drawing.lines if role == OVERLAP
+    ground = [(a, b) for a, b, role in drawing.lines if role == "sunk"
               and abs(a[2]) < 1e-9 and abs(b[2]) < 1e-9]
     assert len(ground) == 3
     ends = np.array([p for segment in ground for p in segment])
@@ -154,7 +157,7 @@ def test_the_check_level_operator_lists_the_parts_and_draws_the_touching_part(ad
     assert outline_a.shape == (12, 2, 3)      # the crate: its box
     drawn = {tuple(map(tuple, np.round(seg, 9))) for seg in outline_b}
     lines = {tuple(map(tuple, np.round((a, b), 9))) for a, b, role in
-             overlay.drawings([level_check.OVERLAY_KEY])[0].lines if role == OVERLAP}
+             overlay.drawings([level_check.OVERLAY_KEY])[0].lines if role == "sunk"}
     assert drawn <= lines
 
 
