@@ -36,6 +36,7 @@ def classes() -> tuple:
         operators.OBJECT_OT_convex_select_offending,
         operators.OBJECT_OT_convex_clear_level,
         operators.OBJECT_OT_convex_export_level_report,
+        operators.OBJECT_OT_convex_live_check,
         ui.VIEW3D_MT_convex_tools,
         ui.CONVEX_UL_watch_pairs,
         ui.CONVEX_UL_level_findings,
@@ -46,9 +47,9 @@ def classes() -> tuple:
 
 def _hooked_modules() -> tuple:
     """Modules with ``attach()`` / ``detach()`` for what is not a class, in attaching order."""
-    from . import cli, level_check, overlay, properties, proxies, ui, watch
+    from . import cli, level_check, live, overlay, properties, proxies, ui, watch
 
-    return (properties, proxies, overlay, watch, level_check, ui, cli)
+    return (properties, proxies, overlay, watch, level_check, live, ui, cli)
 
 
 def register():

@@ -76,6 +76,14 @@ def sweep(obj_a, obj_b, translation_a, translation_b=(0.0, 0.0, 0.0)):
                       translation_b)
 
 
+def live_findings():
+    """The live check's findings (``Finding`` s), current: any update still pending (a timer
+    does them in the viewport; headless none runs) is done first. ``ValueError`` when the live
+    check is off (turn it on with ``scene.convex_tools.live_check = True``)."""
+    from . import live
+    return live.finish()
+
+
 def check_scene(objects=None, clearance=None, **options):
     """Overlaps and clearance violations among ``objects`` (default: the scene's): ``Finding``s.
 

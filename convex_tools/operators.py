@@ -566,7 +566,9 @@ def level_run(context):
     objects = None
     collection = None
     if settings.scope == 'SELECTED':
-        objects = list(context.selected_objects)
+        # (a timer's context has no selected_objects: the live check starts from one)
+        selected = getattr(context, "selected_objects", None)
+        objects = list(selected if selected is not None else context.view_layer.objects.selected)
     elif settings.scope == 'COLLECTION':
         collection = settings.collection
     ignore = [settings.ignore_collection] if settings.ignore_collection else []
@@ -749,6 +751,34 @@ class OBJECT_OT_convex_select_offending(bpy.types.Operator):
         if selected:
             view_layer.objects.active = selected[0]
         self.report({'INFO'}, f"Selected {len(selected)} objects")
+        return {'FINISHED'}
+
+
+class OBJECT_OT_convex_live_check(bpy.types.Operator):
+    """Keep the Level Check's findings current while you work (on/off): after each change only the objects that moved or changed are measured again"""
+
+    bl_idname = "object.convex_live_check"
+    bl_label = "Live Level Check"
+    bl_options = {'REGISTER'}
+
+    @classmethod
+    def poll(cls, context):
+        return passes(cls, mode_problem(context, "check the level") or scope_problem(context))
+
+    def execute(self, context):
+        from . import live
+        settings = context.scene.convex_tools
+        settings.live_check = not settings.live_check      # starts or stops it
+        if not settings.live_check:
+            self.report({'INFO'}, "Live check off")
+            return {'FINISHED'}
+        state = live.current()
+        if bpy.app.background:      # no timer runs: check now
+            findings = state.finish()
+            self.report({'INFO'}, f"Live check on: {len(findings)} finding"
+                                  f"{'s' * (len(findings) != 1)}")
+        else:
+            self.report({'INFO'}, "Live check on: checking the level")
         return {'FINISHED'}
 
 

@@ -42,6 +42,14 @@ def _redraw(self, context):
     overlay.tag_redraw()
 
 
+def _live_changed(self, context):
+    from . import live
+    if self.live_check:
+        live.start(context.scene)
+    else:
+        live.stop()
+
+
 def _watch_changed(self, context):
     from . import watch
     watch.refresh(context.scene)
@@ -106,6 +114,10 @@ class ConvexSceneSettings(bpy.types.PropertyGroup):
                                            default=(0.0, 0.0, -2.0),
                                            description="Motion of the active object in a "
                                                        "Convex Sweep")
+    live_check: BoolProperty(
+        name="Live", default=False, update=_live_changed,
+        description="Keep the Level Check's findings current while you work: after each "
+                    "change only the objects that moved or changed are measured again")
     watch_enabled: BoolProperty(name="Watch", default=False, update=_watch_changed,
                                 description="Keep the watched pairs updated while objects move")
     watch_pairs: CollectionProperty(type=ConvexWatchPair)

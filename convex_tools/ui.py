@@ -26,6 +26,7 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.operator(operators.OBJECT_OT_convex_clear.bl_idname)
         layout.separator()
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        layout.operator(operators.OBJECT_OT_convex_live_check.bl_idname, icon='REC')
 
 
 def _object_menu(self, context):
@@ -150,7 +151,10 @@ class VIEW3D_PT_convex_level(bpy.types.Panel):
         col.prop(settings, "touch_tolerance")
         col.prop(settings, "ignore_collection")
         col.prop(settings, "ignore_pairs")
-        layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        row = layout.row(align=True)
+        row.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        # Live: the findings follow each change (``live``); the list below shows them.
+        row.prop(context.scene.convex_tools, "live_check", toggle=True, icon='REC')
         if not settings.summary:
             return
         layout.label(text=settings.summary, icon='NONE' if settings.complete else 'ERROR')

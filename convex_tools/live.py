@@ -1,0 +1,496 @@
+"""Live check: the Level Check's findings kept current while you work (Sidebar › Convex ›
+Level Check › Live, or ``object.convex_live_check``).
+
+Turning it on runs the full check (``operators.level_run``: the Level Check panel's scope,
+clearance and rules), in slices. After that, each depsgraph update re-measures only what moved
+or changed: the changed object's shape is made again, its box updated in place, its candidate
+pairs found against every other box (the broad phase's closed-box test, fattened by each
+object's reach, in one numpy pass), filtered as the full check filters them (ignored pairs, name
+order, the rules' clearances, the box-gap cull), and measured by the same single queries
+(``LevelCheck.check_rows``); its old measurements are dropped. Each measurement is classified by
+the full check's own classification, one measurement at a time, and kept with the findings and
+the support it gives; floating objects are found from all the supports together. So the live
+findings are the findings a full re-check would give (tested after random sequences of moves,
+adds, deletes, renames, rule changes and undo).
+
+What the incremental path cannot take in place — objects added, deleted or renamed, a changed
+rule, clearance or object setting that the rules read, a moved collection instance, undo, a new
+file — starts a full check again.
+
+Work is split so the viewport never stalls: the depsgraph handler works at most
+``FRAME_BUDGET`` seconds, and a timer (``bpy.app.timers``) goes on with the rest, a budget per
+tick. Headless there is no timer: ``finish()`` (``api.live_findings()``) does what is pending.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+
+from . import level_check
+from .core.level import Finding, LevelCheck
+from .core.placement import PoseTable, world_aabbs
+from .objects import GEOMETRY_TYPES
+
+# Seconds of work per depsgraph update or timer tick: the viewport stalls at most this long.
+FRAME_BUDGET = 0.05
+# Seconds between timer ticks while work is pending (0: as soon as Blender is idle again).
+TICK_INTERVAL = 0.0
+# Changed objects taken per chunk of incremental work (a chunk is measured in one go; the budget
+# is looked at between chunks).
+OBJECTS_PER_CHUNK = 8
+# The appended pair rows are compacted once dead rows outnumber live ones by this factor.
+COMPACT_RATIO = 4
+
+# Level Check settings that are not rules of the check (results and display).
+_NOT_RULES = {"findings", "active_index", "summary", "complete", "show_labels", "rna_type",
+              "name"}
+
+
+# Stands for the full check while ``operators.level_run`` makes it.
+_STARTING = object()
+
+
+class LiveCheck:
+    """The live findings of one scene and the state that keeps them current."""
+
+    def __init__(self, scene):
+        self.scene_name = scene.name
+        self.run = None             # the full check (LevelRun) the live state starts from
+        self.rebuild = True         # a full check is needed before anything else
+        self.building = None        # a LevelRun under way
+        self.dirty = set()          # indices of entries to measure again
+        self.reshape = False        # some geometry changed: shapes made before are stale
+        self.during = []            # updates that came while a full check was under way
+        self.pairs = {}             # (i, j) -> (row, findings, supported object or None)
+        self.by_object = defaultdict(set)   # i -> keys of pairs involving i
+        self.index = {}             # object name -> entry indices it moves (object, instancer)
+        self.outside = set()        # names of geometry objects seen but not checked
+        self.signature = None       # the rules' inputs the full check was made with
+        self.findings = []
+        self.floating = []
+        self.stored = True          # the scene holds the current findings
+        self.last_work = {}         # what the last incremental update did (tests, benchmark)
+        self.full_checks = 0        # full checks started (tests, benchmark)
+        self.error = None           # why the last full check failed (a one-line sentence)
+
+    # --- what changed ------------------------------------------------------------------------
+    @property
+    def pending(self) -> bool:
+        return self.rebuild or self.building is not None or bool(self.dirty) or not self.stored
+
+    def restart(self):
+        """Start over with a full check (objects added, deleted or renamed; rules changed)."""
+        self.rebuild = True
+        self.building = None
+        self.dirty.clear()
+
+    def note(self, scene, depsgraph):
+        """Take in a depsgraph update: what moved or changed, or whether to start over."""
+        if self.rebuild:
+            return
+        if self.building is not None:
+            # The full check under way may have made some shapes already: what changes now
+            # is taken in once it is done.
+            self.during.extend((u.id.original, u.is_updated_geometry) for u in depsgraph.updates
+                               if u.id is not None)
+            return
+        if rules_signature(scene) != self.signature:
+            self.restart()
+            return
+        self._take(((u.id.original, u.is_updated_geometry) for u in depsgraph.updates
+                    if u.id is not None), scene)
+
+    def _take(self, updates, scene):
+        """Mark what the updates ((ID, geometry changed) each) moved or changed."""
+        for thing, geometry in updates:
+            if isinstance(thing, bpy.types.Collection):
+                if self._membership_changed(scene):
+                    self.restart()
+                    return
+            elif isinstance(thing, bpy.types.Object):
+                self._note_object(thing)
+                if self.rebuild:
+                    return
+                # Shapes are shared by content, and an edited mesh keeps its identity: the
+                # shapes made before an edit must not be handed out again.
+                self.reshape |= geometry
+
+    def _note_object(self, obj):
+        entries = self.index.get(obj.name)
+        if entries is None:
+            owner = self.run.proxies.owner_of(obj)      # a proxy moves its owner's shape
+            entries = self.index.get(owner.name) if owner is not None else None
+        if entries is not None:
+            self.dirty.update(entries)
+        elif obj.name not in self.outside and (obj.type in GEOMETRY_TYPES
+                                               or obj.instance_type == 'COLLECTION'):
+            self.restart()      # a new, renamed or newly visible object
+
+    def _membership_changed(self, scene) -> bool:
+        names = {o.name for o in bpy.context.view_layer.objects}
+        return names != self.known_names
+
+    # --- work --------------------------------------------------------------------------------
+    def work(self, budget=FRAME_BUDGET, depsgraph=None) -> bool:
+        """Do pending work for about ``budget`` seconds; True once everything is current.
+        ``depsgraph``: the one a depsgraph handler was given (there, a full check is left to
+        the timer: it evaluates the depsgraph itself)."""
+        deadline = time.perf_counter() + budget
+        try:
+            if self.rebuild or self.building is not None:
+                if depsgraph is not None:
+                    return False
+                if self.rebuild:
+                    self._start_full_check()
+                if not self.building.step(max(deadline - time.perf_counter(), 0.0)):
+                    return False
+                self._adopt(self.building)
+            updated = False
+            while self.dirty:
+                chunk = [self.dirty.pop() for _ in range(min(OBJECTS_PER_CHUNK, len(self.dirty)))]
+                self._update(chunk, depsgraph or bpy.context.evaluated_depsgraph_get())
+                if self.rebuild:
+                    return self.work(max(deadline - time.perf_counter(), 0.0), depsgraph)
+                updated = True
+                if time.perf_counter() >= deadline and self.dirty:
+                    return False
+            if updated:
+                self._collect()
+        except ValueError as problem:   # a rules file or an object the check refuses
+            self.error = str(problem)
+            self.rebuild, self.building, self.dirty = False, None, set()
+            self.findings, self.floating = [], []
+            self.stored = False
+        if not self.stored:
+            self._store()
+        return True
+
+    def finish(self) -> list:
+        """Everything pending done; the findings."""
+        while not self.work(FRAME_BUDGET):
+            pass
+        return list(self.findings)
+
+    def _start_full_check(self):
+        from .operators import level_run
+        self.rebuild = False
+        self.error = None
+        self.full_checks += 1
+        self.signature = rules_signature(bpy.context.scene)
+        self.during = []
+        # (making the run evaluates the depsgraph, which calls the handler: it must see a
+        # check under way)
+        self.building = _STARTING
+        self.building = level_run(bpy.context)
+
+    def _adopt(self, run):
+        """Take a finished full check as the live state: index its objects and classify each
+        measurement on its own."""
+        self.building = None
+        self.run = run
+        check = run.check
+        check.done = len(check.pairs)
+        self.known_names = {o.name for o in bpy.context.view_layer.objects}
+        self.index = defaultdict(list)
+        for k, entry in enumerate(run.kept):
+            for obj in (entry.obj, *entry.instancers):
+                self.index[obj.name].append(k)
+        self.index = dict(self.index)
+        self.outside = {name for name in self.known_names if name not in self.index}
+        self.pairs.clear()
+        self.by_object.clear()
+        for m in check._measured:
+            self._keep(check, m)
+        self._collect()
+        during, self.during = self.during, []
+        scene = bpy.context.scene
+        if rules_signature(scene) != self.signature:
+            self.restart()
+        else:
+            self._take(during, scene)
+
+    def _keep(self, check, m):
+        found, supported = classify_one(check, m)
+        self.pairs[(m.i, m.j)] = (m.row, found, supported)
+        self.by_object[m.i].add((m.i, m.j))
+        self.by_object[m.j].add((m.i, m.j))
+
+    def _forget(self, k):
+        for key in self.by_object.pop(k, ()):
+            self.pairs.pop(key, None)
+            other = key[1] if key[0] == k else key[0]
+            self.by_object[other].discard(key)
+
+    def _collect(self):
+        """The findings from the kept pairs, and the floating objects from their supports."""
+        check = self.run.check
+        found = [f for _, pair_found, _ in self.pairs.values() for f in pair_found]
+        if check.assign.must_rest.any():
+            supported = np.zeros(len(check.names), dtype=bool)
+            for _, _, k in self.pairs.values():
+                if k is not None:
+                    supported[k] = True
+            self.floating = LevelCheck._floating(check, supported)
+        else:
+            self.floating = []
+        self.findings = sorted(found + self.floating, key=Finding.sort_key)
+        self.stored = False
+
+    def _update(self, chunk, depsgraph):
+        """Measure the objects ``chunk`` (entry indices) again against their neighbours (the
+        findings are collected once no object is left to update)."""
+        t0 = time.perf_counter()
+        run, check = self.run, self.run.check
+        if self.reshape:
+            run.shape_cache = level_check.SharedShapes(run.shape_cache.enabled, run.proxies)
+            self.reshape = False
+        for k in chunk:
+            entry = run.kept[k]
+            if entry.instancers or not _still_valid(entry.obj):
+                self.restart()      # an instance's placement is made when the check starts
+                return
+            try:
+                shape = run.shape_cache.shape(entry.obj, depsgraph, entry.placement)
+            except ValueError:
+                self.restart()      # it can no longer be checked: skipped by a full check
+                return
+            if (level_check.entry_info(entry, shape) != check.assign.infos[k]
+                    or not _same_clearance(entry, check, k, run)):
+                self.restart()      # what the rules read of it changed
+                return
+            run.shapes[k] = shape
+            lower, upper = world_aabbs([shape], PoseTable.from_shapes([shape]))
+            check.lower[k], check.upper[k] = lower[0], upper[0]
+        for k in chunk:
+            self._forget(k)
+        rows = self._new_rows(check, chunk)
+        measured = check.check_rows(rows) if len(rows) else []
+        for m in measured:
+            self._keep(check, m)
+        check.done = len(check.pairs)
+        self.last_work = dict(objects=len(chunk), pairs=len(rows),
+                              seconds=time.perf_counter() - t0)
+        self._compact(check)
+
+    def _new_rows(self, check, chunk):
+        """Rows appended to ``check.pairs`` for the candidate pairs of the objects ``chunk``,
+        filtered as the full check filters its pairs."""
+        grow = check.reach_of[:, None]
+        lo, hi = check.lower - grow, check.upper + grow
+        found = []
+        for k in chunk:
+            # The broad phase's test: closed boxes, each grown by its own object's reach.
+            near = np.flatnonzero(np.all(lo <= hi[k], axis=1) & np.all(lo[k] <= hi, axis=1))
+            near = near[near != k]
+            found.append(np.stack((np.full(len(near), k), near), axis=1))
+        pairs = np.concatenate(found).astype(np.int64) if found else np.zeros((0, 2), np.int64)
+        if not len(pairs):
+            return np.zeros(0, dtype=np.int64)
+        pairs = np.unique(np.sort(pairs, axis=1), axis=0)    # a pair of two changed objects once
+        pairs = check._drop_ignored(pairs)
+        names = check.names
+        swap = np.array([names[j] < names[i] for i, j in pairs.tolist()], dtype=bool)
+        pairs[swap] = pairs[swap][:, ::-1]
+        need, label_index, labels = check.assign.pair_clearance(pairs)
+        rule = np.array([_label_row(check, labels[x]) for x in label_index.tolist()],
+                        dtype=np.int64).reshape(-1)
+        # The box-gap cull: the distance of two shapes is at least the distance of their boxes.
+        i, j = pairs[:, 0], pairs[:, 1]
+        gap = np.maximum(np.maximum(check.lower[j] - check.upper[i],
+                                    check.lower[i] - check.upper[j]), 0.0)
+        lower_bound = np.sqrt((gap * gap).sum(axis=1))
+        keep = (lower_bound == 0.0) | (lower_bound <= check._pair_reach(pairs, need))
+        start = len(check.pairs)
+        check.pairs = np.concatenate((check.pairs.reshape(-1, 2), pairs[keep]))
+        check.pair_need = np.concatenate((check.pair_need, need[keep]))
+        check._need_rule = np.concatenate((check._need_rule, rule[keep]))
+        check._deep = np.concatenate((check._deep, np.zeros(int(keep.sum()), dtype=bool)))
+        return np.arange(start, len(check.pairs))
+
+    def _compact(self, check):
+        """Drop the pair rows no kept measurement uses any more (rows are only appended)."""
+        live = len(self.pairs)
+        if len(check.pairs) <= COMPACT_RATIO * max(live, 1) + 1024:
+            return
+        keys = list(self.pairs)
+        rows = np.array([self.pairs[key][0] for key in keys], dtype=np.int64)
+        check.pairs = check.pairs[rows]
+        check.pair_need = check.pair_need[rows]
+        check._need_rule = check._need_rule[rows]
+        check._deep = check._deep[rows]
+        for new_row, key in enumerate(keys):
+            _, found, supported = self.pairs[key]
+            self.pairs[key] = (new_row, found, supported)
+        check._measured = []
+        check.done = len(check.pairs)
+
+    def _store(self):
+        """Show the findings in the Level Check list and the viewport."""
+        self.stored = True
+        scene = bpy.data.scenes.get(self.scene_name)
+        if scene is None:
+            return
+        if self.error is not None:
+            level_check.store_findings(scene, [], f"Live check stopped: {self.error}",
+                                       complete=False)
+            return
+        count = len(self.run.shapes) if self.run is not None else 0
+        summary = level_check.summary_text(self.findings, count) + " (live)"
+        outlines = self.run.outlines(self.findings) if self.run is not None else None
+        level_check.store_findings(scene, self.findings, summary, outlines=outlines)
+
+
+def classify_one(check, m):
+    """(findings, supported object index or None) of one measurement, by the full check's own
+    classification (``LevelCheck._classify`` on this measurement alone; its floating step is
+    replaced by noting which object the measurement supports)."""
+    captured = []
+    saved_measured, saved_done = check._measured, check.done
+    check._measured = [m]
+    check.done = len(check.pairs)          # finished: _classify asks for floating objects
+    check._floating = lambda supported: captured.append(np.flatnonzero(supported)) or []
+    try:
+        found = check._classify()
+    finally:
+        del check._floating
+        check._measured, check.done = saved_measured, saved_done
+    supported = captured[0] if captured else ()
+    return found, (int(supported[0]) if len(supported) else None)
+
+
+def _label_row(check, label) -> int:
+    """The index of a clearance rule's label in the check's own list (appended if new)."""
+    labels = check._need_labels
+    if label not in labels:
+        labels.append(label)
+    return labels.index(label)
+
+
+def _still_valid(obj) -> bool:
+    try:
+        obj.name
+    except ReferenceError:
+        return False
+    return True
+
+
+def _same_clearance(entry, check, k, run) -> bool:
+    """Whether the entry's own and override clearances are those the check started with."""
+    flag, own = level_check._clearance_levels([entry], run.options["clearances"])
+    now = np.array([np.nan if v is None else v for v in (flag[0], own[0])], dtype=float)
+    then = np.array([check.assign.flag[k], check.assign.own[k]], dtype=float)
+    return bool(np.array_equal(now, then, equal_nan=True))
+
+
+def rules_signature(scene) -> tuple:
+    """Everything of the Level Check panel that the check reads (a change starts over)."""
+    settings = getattr(scene, "convex_level", None)
+    if settings is None:
+        return ()
+    values = []
+    for prop in settings.bl_rna.properties:
+        if prop.identifier in _NOT_RULES or prop.type == 'COLLECTION':
+            continue
+        value = getattr(settings, prop.identifier)
+        if isinstance(value, bpy.types.Text):
+            value = (value.name, value.as_string())
+        elif isinstance(value, bpy.types.ID):
+            value = value.name
+        elif hasattr(value, "__len__") and not isinstance(value, str):
+            value = tuple(value)
+        values.append((prop.identifier, value))
+    return tuple(values)
+
+
+# --- the one live check, its handler and its timer ----------------------------------------------
+_live: LiveCheck | None = None
+
+
+def current() -> LiveCheck | None:
+    """The live check of the scene it was started in, or None when it is off."""
+    return _live
+
+
+def start(scene):
+    """Turn the live check on for ``scene`` (a full check first, in slices)."""
+    global _live
+    _live = LiveCheck(scene)
+    _schedule()
+
+
+def stop():
+    global _live
+    _live = None
+    if bpy.app.timers.is_registered(_tick):
+        bpy.app.timers.unregister(_tick)
+
+
+def finish() -> list:
+    """The live findings, once every pending update is done (headless: no timer runs)."""
+    if _live is None:
+        raise ValueError("The live check is off: turn on Live in the Level Check panel "
+                         "(or run object.convex_live_check)")
+    return _live.finish()
+
+
+def _schedule():
+    if not bpy.app.timers.is_registered(_tick):
+        bpy.app.timers.register(_tick, first_interval=TICK_INTERVAL)
+
+
+def _tick():
+    if _live is None or _live.work(FRAME_BUDGET):
+        return None
+    return TICK_INTERVAL
+
+
+@persistent
+def _on_depsgraph_update(scene, depsgraph):
+    live = _live
+    if live is None or scene.name != live.scene_name:
+        return
+    live.note(scene, depsgraph)
+    if live.pending and not live.work(FRAME_BUDGET, depsgraph):
+        _schedule()
+
+
+@persistent
+def _on_undo(*_args):
+    # Undo brings back another state of every object: start over from a full check.
+    if _live is not None:
+        _live.restart()
+        _schedule()
+
+
+@persistent
+def _on_load(*_args):
+    # The live state belongs to the file that was open; the new one may have Live on.
+    stop()
+    scene = bpy.context.scene
+    settings = getattr(scene, "convex_tools", None) if scene is not None else None
+    if settings is not None and settings.live_check:
+        start(scene)
+
+
+_HANDLERS = (("depsgraph_update_post", _on_depsgraph_update), ("undo_post", _on_undo),
+             ("redo_post", _on_undo), ("load_post", _on_load))
+
+
+def attach():
+    for name, handler in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        if handler not in handlers:
+            handlers.append(handler)
+
+
+def detach():
+    stop()
+    for name, handler in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        while handler in handlers:
+            handlers.remove(handler)
