@@ -31,8 +31,11 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
+import bisect
+import fnmatch
+
 from . import level_check
-from .core.level import Finding, LevelCheck
+from .core.level import OVERLAP, SUNK, Finding, LevelCheck
 from .core.placement import PoseTable, world_aabbs
 from .objects import GEOMETRY_TYPES
 
@@ -76,6 +79,7 @@ class LiveCheck:
         self.stored = True          # the scene holds the current findings
         self.last_work = {}         # what the last incremental update did (tests, benchmark)
         self.full_checks = 0        # full checks started (tests, benchmark)
+        self.display = Display()    # what the Level Check list and the viewport show
         self.error = None           # why the last full check failed (a one-line sentence)
 
     # --- what changed ------------------------------------------------------------------------
@@ -109,9 +113,12 @@ class LiveCheck:
         """Mark what the updates ((ID, geometry changed) each) moved or changed."""
         for thing, geometry in updates:
             if isinstance(thing, bpy.types.Collection):
-                if self._membership_changed(scene):
-                    self.restart()
-                    return
+                if thing == _rigid_body_collection(scene):
+                    continue        # a rigid body moved: its object says so itself
+                # Objects added, deleted or moved between collections (which the rules may
+                # read), or an instanced collection changed.
+                self.restart()
+                return
             elif isinstance(thing, bpy.types.Object):
                 self._note_object(thing)
                 if self.rebuild:
@@ -130,10 +137,6 @@ class LiveCheck:
         elif obj.name not in self.outside and (obj.type in GEOMETRY_TYPES
                                                or obj.instance_type == 'COLLECTION'):
             self.restart()      # a new, renamed or newly visible object
-
-    def _membership_changed(self, scene) -> bool:
-        names = {o.name for o in bpy.context.view_layer.objects}
-        return names != self.known_names
 
     # --- work --------------------------------------------------------------------------------
     def work(self, budget=FRAME_BUDGET, depsgraph=None) -> bool:
@@ -164,7 +167,7 @@ class LiveCheck:
         except ValueError as problem:   # a rules file or an object the check refuses
             self.error = str(problem)
             self.rebuild, self.building, self.dirty = False, None, set()
-            self.findings, self.floating = [], []
+            self.findings, self.keys, self.floating = [], [], []
             self.stored = False
         if not self.stored:
             self._store()
@@ -187,6 +190,8 @@ class LiveCheck:
         # check under way)
         self.building = _STARTING
         self.building = level_run(bpy.context)
+        # What the depsgraph reported while the run was made came before any of its shapes.
+        self.during = []
 
     def _adopt(self, run):
         """Take a finished full check as the live state: index its objects and classify each
@@ -195,15 +200,21 @@ class LiveCheck:
         self.run = run
         check = run.check
         check.done = len(check.pairs)
-        self.known_names = {o.name for o in bpy.context.view_layer.objects}
         self.index = defaultdict(list)
         for k, entry in enumerate(run.kept):
             for obj in (entry.obj, *entry.instancers):
                 self.index[obj.name].append(k)
         self.index = dict(self.index)
-        self.outside = {name for name in self.known_names if name not in self.index}
+        self.outside = {o.name for o in bpy.context.view_layer.objects
+                        if o.name not in self.index}
+        # The full check's pair filters, kept per object (they read every name otherwise).
+        self.is_mesh = np.array([info.is_mesh for info in check.assign.infos], dtype=bool)
+        self.name_masks = [tuple(np.array([fnmatch.fnmatchcase(n, pattern) for n in check.names],
+                                          dtype=bool) for pattern in patterns)
+                           for patterns in check.ignore_pairs]
         self.pairs.clear()
         self.by_object.clear()
+        self.findings, self.keys, self.floating = [], [], []
         for m in check._measured:
             self._keep(check, m)
         self._collect()
@@ -214,41 +225,74 @@ class LiveCheck:
         else:
             self._take(during, scene)
 
-    def _keep(self, check, m):
+    def _keep(self, check, m, before=None):
+        """Keep measurement ``m`` classified; ``before``: the pair's findings before it was
+        measured again, kept as they were (the same objects) when nothing changed, so that the
+        display redraws only what did."""
         found, supported = classify_one(check, m)
+        if before is not None and _same(found, before):
+            found = before
         self.pairs[(m.i, m.j)] = (m.row, found, supported)
         self.by_object[m.i].add((m.i, m.j))
         self.by_object[m.j].add((m.i, m.j))
+        for f in found:
+            self._insert(f)
 
     def _forget(self, k):
         for key in self.by_object.pop(k, ()):
-            self.pairs.pop(key, None)
+            _, found, _ = self.pairs.pop(key)
+            for f in found:
+                self._remove(f)
             other = key[1] if key[0] == k else key[0]
             self.by_object[other].discard(key)
 
-    def _collect(self):
-        """The findings from the kept pairs, and the floating objects from their supports."""
-        check = self.run.check
-        found = [f for _, pair_found, _ in self.pairs.values() for f in pair_found]
-        if check.assign.must_rest.any():
-            supported = np.zeros(len(check.names), dtype=bool)
-            for _, _, k in self.pairs.values():
-                if k is not None:
-                    supported[k] = True
-            self.floating = LevelCheck._floating(check, supported)
-        else:
-            self.floating = []
-        self.findings = sorted(found + self.floating, key=Finding.sort_key)
+    # The findings stay sorted as the full check sorts them (``Finding.sort_key``; no two
+    # findings share a key): each goes in and out by bisection.
+    def _insert(self, f):
+        key = f.sort_key()
+        at = bisect.bisect_right(self.keys, key)
+        self.keys.insert(at, key)
+        self.findings.insert(at, f)
         self.stored = False
+
+    def _remove(self, f):
+        at = bisect.bisect_left(self.keys, f.sort_key())
+        while self.findings[at] is not f:
+            at += 1
+        del self.keys[at], self.findings[at]
+        self.stored = False
+
+    def _collect(self):
+        """The floating objects, from the supports of all the kept pairs."""
+        check = self.run.check
+        if not check.assign.must_rest.any():
+            return
+        supported = np.zeros(len(check.names), dtype=bool)
+        for _, _, k in self.pairs.values():
+            if k is not None:
+                supported[k] = True
+        before = {f.object_a: f for f in self.floating}
+        floating = [before[f.object_a] if f.object_a in before
+                    and _same([f], [before[f.object_a]]) else f
+                    for f in LevelCheck._floating(check, supported)]
+        now, then = {id(f) for f in floating}, {id(f) for f in self.floating}
+        for f in self.floating:
+            if id(f) not in now:
+                self._remove(f)
+        for f in floating:
+            if id(f) not in then:
+                self._insert(f)
+        self.floating = floating
 
     def _update(self, chunk, depsgraph):
         """Measure the objects ``chunk`` (entry indices) again against their neighbours (the
-        findings are collected once no object is left to update)."""
+        floating objects are found again once no object is left to update)."""
         t0 = time.perf_counter()
         run, check = self.run, self.run.check
         if self.reshape:
             run.shape_cache = level_check.SharedShapes(run.shape_cache.enabled, run.proxies)
             self.reshape = False
+        shapes = []
         for k in chunk:
             entry = run.kept[k]
             if entry.instancers or not _still_valid(entry.obj):
@@ -259,19 +303,25 @@ class LiveCheck:
             except ValueError:
                 self.restart()      # it can no longer be checked: skipped by a full check
                 return
-            if (level_check.entry_info(entry, shape) != check.assign.infos[k]
+            # What the rules read of it (its collections change only with a Collection update,
+            # which starts over; reading them costs a walk of every collection).
+            seen = _WithCollections(entry, check.assign.infos[k].collections)
+            if (level_check.entry_info(seen, shape) != check.assign.infos[k]
                     or not _same_clearance(entry, check, k, run)):
-                self.restart()      # what the rules read of it changed
+                self.restart()
                 return
+            shapes.append(shape)
+        for k, shape in zip(chunk, shapes):
             run.shapes[k] = shape
-            lower, upper = world_aabbs([shape], PoseTable.from_shapes([shape]))
-            check.lower[k], check.upper[k] = lower[0], upper[0]
+        lower, upper = world_aabbs(shapes, PoseTable.from_shapes(shapes))
+        check.lower[chunk], check.upper[chunk] = lower, upper
+        before = {key: self.pairs[key][1] for k in chunk for key in self.by_object.get(k, ())}
         for k in chunk:
             self._forget(k)
         rows = self._new_rows(check, chunk)
         measured = check.check_rows(rows) if len(rows) else []
         for m in measured:
-            self._keep(check, m)
+            self._keep(check, m, before.get((m.i, m.j)))
         check.done = len(check.pairs)
         self.last_work = dict(objects=len(chunk), pairs=len(rows),
                               seconds=time.perf_counter() - t0)
@@ -279,22 +329,29 @@ class LiveCheck:
 
     def _new_rows(self, check, chunk):
         """Rows appended to ``check.pairs`` for the candidate pairs of the objects ``chunk``,
-        filtered as the full check filters its pairs."""
-        grow = check.reach_of[:, None]
-        lo, hi = check.lower - grow, check.upper + grow
+        filtered as the full check filters its pairs (``LevelCheck.__init__``)."""
+        grow = check.reach_of[chunk, None]
+        lo, hi = check.lower[chunk] - grow, check.upper[chunk] + grow
         found = []
-        for k in chunk:
+        for c, k in enumerate(chunk):
             # The broad phase's test: closed boxes, each grown by its own object's reach.
-            near = np.flatnonzero(np.all(lo <= hi[k], axis=1) & np.all(lo[k] <= hi, axis=1))
+            near = np.flatnonzero(
+                np.all(check.lower - check.reach_of[:, None] <= hi[c], axis=1)
+                & np.all(lo[c] <= check.upper + check.reach_of[:, None], axis=1))
             near = near[near != k]
             found.append(np.stack((np.full(len(near), k), near), axis=1))
-        pairs = np.concatenate(found).astype(np.int64) if found else np.zeros((0, 2), np.int64)
+        pairs = np.concatenate(found).astype(np.int64)
         if not len(pairs):
             return np.zeros(0, dtype=np.int64)
         pairs = np.unique(np.sort(pairs, axis=1), axis=0)    # a pair of two changed objects once
-        pairs = check._drop_ignored(pairs)
+        i, j = pairs[:, 0], pairs[:, 1]
+        # Ignored by a [[pair]] rule or a pattern pair; two triangle meshes never.
+        ignored = check.assign.ignored_pairs(pairs) | (self.is_mesh[i] & self.is_mesh[j])
+        for match_a, match_b in self.name_masks:
+            ignored |= (match_a[i] & match_b[j]) | (match_b[i] & match_a[j])
+        pairs = pairs[~ignored]
         names = check.names
-        swap = np.array([names[j] < names[i] for i, j in pairs.tolist()], dtype=bool)
+        swap = np.array([names[b] < names[a] for a, b in pairs.tolist()], dtype=bool)
         pairs[swap] = pairs[swap][:, ::-1]
         need, label_index, labels = check.assign.pair_clearance(pairs)
         rule = np.array([_label_row(check, labels[x]) for x in label_index.tolist()],
@@ -336,13 +393,145 @@ class LiveCheck:
         if scene is None:
             return
         if self.error is not None:
+            self.display = Display()
             level_check.store_findings(scene, [], f"Live check stopped: {self.error}",
                                        complete=False)
             return
-        count = len(self.run.shapes) if self.run is not None else 0
-        summary = level_check.summary_text(self.findings, count) + " (live)"
-        outlines = self.run.outlines(self.findings) if self.run is not None else None
-        level_check.store_findings(scene, self.findings, summary, outlines=outlines)
+        self.display.show(scene, self.findings, self.run)
+
+
+class Display:
+    """The live findings in the Level Check list (``scene.convex_level.findings``, as
+    ``level_check.store_findings`` keeps them) and in the viewport, changed finding by finding:
+    a move that changes one finding rewrites one row and one finding's drawing, not a thousand.
+    Findings that did not change are the same objects from one update to the next."""
+
+    def __init__(self):
+        self.shown = []         # the findings the list holds, in its order
+        self.pieces = {}        # id(finding) -> (finding, its Drawing)
+        self.labels = None      # the Labels setting the pieces were drawn with
+
+    def show(self, scene, findings, run):
+        settings = scene.convex_level
+        if len(settings.findings) != len(self.shown):       # someone else stored a list
+            self.shown = []
+            settings.findings.clear()
+        changed = [id(f) for f in findings] != [id(f) for f in self.shown]
+        if changed or settings.show_labels != self.labels:
+            if settings.show_labels != self.labels:
+                self.pieces.clear()
+                self.labels = settings.show_labels
+            new = [f for f in findings if id(f) not in self.pieces]
+            # (one call for all: ``outlines`` indexes every name)
+            outlines = dict(zip(map(id, new), run.outlines(new))) if new else {}
+            if changed:
+                self._update_list(settings, findings, outlines)
+            self._draw(findings, outlines)
+            summary = level_check.summary_text(findings, len(run.shapes)) + " (live)"
+            if settings.summary != summary:
+                settings.summary = summary
+        if not settings.complete:
+            settings.complete = True
+
+    def _update_list(self, settings, findings, outlines):
+        items = settings.findings
+        keep = {id(f) for f in findings}
+        for k in range(len(self.shown) - 1, -1, -1):      # the gone ones, from the end
+            if id(self.shown[k]) not in keep:
+                items.remove(k)
+                del self.shown[k]
+        # What stays is in sorted order still: the new ones go between, each where it sorts.
+        for position, finding in enumerate(findings):
+            if position < len(self.shown) and self.shown[position] is finding:
+                continue
+            write_item(items.add(), finding, outlines[id(finding)])
+            items.move(len(items) - 1, position)
+            self.shown.insert(position, finding)
+        if settings.active_index >= len(items):
+            settings["active_index"] = -1       # without the update: nothing is selected
+
+    def _draw(self, findings, outlines):
+        from . import overlay
+        pieces = {}
+        for f in findings:
+            piece = self.pieces.get(id(f))
+            if piece is None or piece[0] is not f:
+                piece = (f, level_check.findings_drawing([f], labels=self.labels,
+                                                         outlines=[outlines[id(f)]]))
+            pieces[id(f)] = piece
+        self.pieces = pieces
+        # As ``findings_drawing`` orders them: overlaps last, so their colour shows on top.
+        ordered = [pieces[id(f)][1] for f in findings if f.kind not in (OVERLAP, SUNK)] + \
+            [pieces[id(f)][1] for f in findings if f.kind in (OVERLAP, SUNK)]
+        if ordered:
+            overlay.show(level_check.OVERLAY_KEY, Combined(ordered))
+        else:
+            overlay.clear(level_check.OVERLAY_KEY)
+
+
+class Combined:
+    """A drawing made of the findings' own drawings, joined when it is first drawn (a redraw
+    walks every line anyway; an update that changes one finding does not)."""
+
+    def __init__(self, pieces):
+        self._pieces = pieces
+        self._joined = None
+
+    def _join(self):
+        if self._joined is None:
+            from . import overlay
+            joined = overlay.Drawing()
+            for piece in self._pieces:
+                joined.lines += piece.lines
+                joined.points += piece.points
+                joined.labels += piece.labels
+            self._joined = joined
+        return self._joined
+
+    @property
+    def lines(self):
+        return self._join().lines
+
+    @property
+    def points(self):
+        return self._join().points
+
+    @property
+    def labels(self):
+        return self._join().labels
+
+    def __bool__(self):
+        return any(self._pieces)
+
+    def bounds(self):
+        return self._join().bounds()
+
+
+def write_item(item, f, outline):
+    """One row of the Level Check list from a finding: what ``level_check.store_findings``
+    writes for it, so that a row the live check wrote reads back (``to_finding``) the same."""
+    point_a = f.point_a if f.point_a is not None else f.point
+    point_b = f.point_b if f.point_b is not None else point_a
+    fields = dict(object_a=f.object_a, object_b=f.object_b or "", kind=f.kind,
+                  part_a=f.part_a or "", part_b=f.part_b or "",
+                  has_distance=f.distance is not None, distance=f.distance or 0.0,
+                  clearance=f.clearance, move=f.move or "", rule=f.rule or "",
+                  severity=f.severity, instanced_by=(f.extra or {}).get("instanced_by") or "")
+    if point_a is not None:
+        fields.update(point_a=tuple(point_a), point_b=tuple(point_b))
+    if f.translation is not None:
+        fields.update(translation=tuple(f.translation))
+    for name, value in fields.items():
+        setattr(item, name, value)
+    for side, segments in zip(("outline_a", "outline_b"), outline):
+        if segments is not None:
+            item[side] = np.asarray(segments, dtype=float).ravel().tolist()
+
+
+def _same(found, before) -> bool:
+    """Whether two lists of findings say the same, number for number."""
+    return len(found) == len(before) and all(
+        a.to_dict() == b.to_dict() for a, b in zip(found, before))
 
 
 def classify_one(check, m):
@@ -361,6 +550,22 @@ def classify_one(check, m):
         check._measured, check.done = saved_measured, saved_done
     supported = captured[0] if captured else ()
     return found, (int(supported[0]) if len(supported) else None)
+
+
+def _rigid_body_collection(scene):
+    world = scene.rigidbody_world
+    return world.collection if world is not None else None
+
+
+class _WithCollections:
+    """An entry as ``level_check.entry_info`` reads it, with the collections already known."""
+
+    def __init__(self, entry, collections):
+        self._entry = entry
+        self.collections = collections
+
+    def __getattr__(self, name):
+        return getattr(self._entry, name)
 
 
 def _label_row(check, label) -> int:
@@ -449,14 +654,21 @@ def _tick():
     return TICK_INTERVAL
 
 
+# Seconds the handler took on the last depsgraph update (read by the benchmark).
+last_handler_seconds = 0.0
+
+
 @persistent
 def _on_depsgraph_update(scene, depsgraph):
+    global last_handler_seconds
     live = _live
     if live is None or scene.name != live.scene_name:
         return
+    start = time.perf_counter()
     live.note(scene, depsgraph)
     if live.pending and not live.work(FRAME_BUDGET, depsgraph):
         _schedule()
+    last_handler_seconds = time.perf_counter() - start
 
 
 @persistent
