@@ -17,6 +17,12 @@ What the incremental path cannot take in place — objects added, deleted or ren
 rule, clearance or object setting that the rules read, a moved collection instance, undo, a new
 file — starts a full check again.
 
+The live state is the full check's own ``LevelCheck``, extended in place: new pair rows are
+appended to its pairs, clearances and rules, boxes and shapes are replaced, and its
+``check_rows`` and ``_classify`` measure and classify. It leans on that class's internals on
+purpose — one check, not a second copy of its rules — and the tests that compare the live
+findings with a full check's guard the coupling.
+
 Work is split so the viewport never stalls: the depsgraph handler works at most
 ``FRAME_BUDGET`` seconds, and a timer (``bpy.app.timers``) goes on with the rest, a budget per
 tick. Headless there is no timer: ``finish()`` (``api.live_findings()``) does what is pending.
@@ -24,15 +30,14 @@ tick. Headless there is no timer: ``finish()`` (``api.live_findings()``) does wh
 
 from __future__ import annotations
 
+import bisect
+import fnmatch
 import time
 from collections import defaultdict
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
-
-import bisect
-import fnmatch
 
 from . import level_check
 from .core.level import OVERLAP, SUNK, Finding, LevelCheck
@@ -74,7 +79,8 @@ class LiveCheck:
         self.index = {}             # object name -> entry indices it moves (object, instancer)
         self.outside = set()        # names of geometry objects seen but not checked
         self.signature = None       # the rules' inputs the full check was made with
-        self.findings = []
+        self.findings = []          # sorted as the full check sorts them
+        self.keys = []              # their sort keys
         self.floating = []
         self.stored = True          # the scene holds the current findings
         self.last_work = {}         # what the last incremental update did (tests, benchmark)
@@ -106,11 +112,19 @@ class LiveCheck:
         if rules_signature(scene) != self.signature:
             self.restart()
             return
+        if self.run is None:        # the last full check failed: only a rule change helps
+            return
         self._take(((u.id.original, u.is_updated_geometry) for u in depsgraph.updates
                     if u.id is not None), scene)
 
     def _take(self, updates, scene):
         """Mark what the updates ((ID, geometry changed) each) moved or changed."""
+        try:
+            self._take_each(updates, scene)
+        except ReferenceError:      # deleted since the update came: the level changed
+            self.restart()
+
+    def _take_each(self, updates, scene):
         for thing, geometry in updates:
             if isinstance(thing, bpy.types.Collection):
                 if thing == _rigid_body_collection(scene):
@@ -175,6 +189,11 @@ class LiveCheck:
 
     def finish(self) -> list:
         """Everything pending done; the findings."""
+        scene = bpy.data.scenes.get(self.scene_name)
+        # (a rules Text edited in the Text Editor updates no depsgraph)
+        if scene is not None and not self.rebuild and self.building is None \
+                and rules_signature(scene) != self.signature:
+            self.restart()
         while not self.work(FRAME_BUDGET):
             pass
         return list(self.findings)

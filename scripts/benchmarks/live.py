@@ -15,6 +15,12 @@ check, timed) and then, as a level designer works:
   same moves with the live check off);
 - *a grab of 50*: 50 random props moved together by one offset, timed the same way.
 
+Above ``LARGE`` props, Blender's ``Object.users_collection`` (pure Python in Blender 5.0, a scan
+of every collection's objects: O(objects) per object) is replaced for the run by a map made
+once, or turning the check on would take hours at 100k (the full check's ``entry_info`` reads
+it for every object). The moves never read it (the live check knows each object's collections
+from the full check).
+
 After the moves the live findings are compared with a full check of the level as it now is:
 *differ* counts findings whose pair, kind, rule or fix differ (must be 0), *witness* those whose
 numbers differ beyond 1e-9 (the full check's batched engine and the single queries the live
@@ -26,9 +32,7 @@ check uses can pick different witness points of a sideways contact, see the leve
 
 from __future__ import annotations
 
-import os
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -39,6 +43,7 @@ MOVES, QUICK_MOVES = 100, 20
 GRABS, QUICK_GRABS = 10, 3
 GRAB_SIZE = 50
 CLEARANCE = 0.05        # as the level section
+LARGE = 20_000
 # Two findings are the same when their numbers agree to this (rounding of shared shapes).
 ROUNDING = 1e-9
 
@@ -49,10 +54,7 @@ def run(args):
     except ImportError:
         print("skipped: needs the bpy module (source scripts/env.sh)")
         return
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import demo_level
+    import demo_level      # beside bench.py, which puts its folder on the path
 
     sizes = QUICK_SIZES if args.quick else SIZES
     if args.configs:
@@ -71,6 +73,7 @@ def _one_size(n, args, demo_level):
 
     demo_level.build_scattered_level(n)
     convex_tools.register()
+    restore = _fast_users_collection(bpy) if n > LARGE else None
     try:
         scene = bpy.context.scene
         scene.convex_level.clearance = CLEARANCE
@@ -114,6 +117,25 @@ def _one_size(n, args, demo_level):
     finally:
         scene.convex_tools.live_check = False
         convex_tools.unregister()
+        if restore is not None:
+            restore()
+
+
+def _fast_users_collection(bpy):
+    """Give ``Object.users_collection`` a map made once; returns what puts it back."""
+    from collections import defaultdict
+
+    users = defaultdict(list)
+    for collection in bpy.data.collections:
+        for obj in collection.objects:
+            users[obj.name].append(collection)
+    for scene in bpy.data.scenes:
+        for obj in scene.collection.objects:
+            users[obj.name].append(scene.collection)
+    owner = next(c for c in type(bpy.data.objects[0]).__mro__ if "users_collection" in vars(c))
+    original = vars(owner)["users_collection"]
+    owner.users_collection = property(lambda obj: tuple(users.get(obj.name, ())))
+    return lambda: setattr(owner, "users_collection", original)
 
 
 def _timed_move(objs, offset, bpy, api, live):

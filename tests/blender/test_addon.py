@@ -217,7 +217,7 @@ def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
 
 def installed():
     """Everything registration puts into Blender, as (description, present) pairs."""
-    from convex_tools import cli, level_check, overlay, proxies, ui, watch
+    from convex_tools import cli, level_check, live, overlay, proxies, ui, watch
     return [
         ("Object.convex_tools", hasattr(bpy.types.Object, "convex_tools")),
         ("Scene.convex_tools", hasattr(bpy.types.Scene, "convex_tools")),
@@ -227,6 +227,8 @@ def installed():
          bpy.app.handlers.depsgraph_update_post),
         ("load_post handler", level_check._show_findings_on_load in bpy.app.handlers.load_post),
         ("proxy index handler", proxies.forget in bpy.app.handlers.depsgraph_update_post),
+        *((f"live check {name} handler", handler in getattr(bpy.app.handlers, name))
+          for name, handler in live._HANDLERS),
         ("Object menu entry", ui._object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()),
         ("-c convex_tools command", cli._command_handle is not None),
         *((cls.__name__, cls.is_registered) for cls in convex_tools_classes()),
@@ -248,7 +250,8 @@ def test_unregister_leaves_nothing_behind_and_register_again_works():
     import convex_tools
     bpy.ops.wm.read_factory_settings(use_empty=True)
     handlers_before = {name: len(getattr(bpy.app.handlers, name))
-                       for name in ("depsgraph_update_post", "load_post")}
+                       for name in ("depsgraph_update_post", "load_post", "undo_post",
+                                    "redo_post")}
     for _ in range(2):
         convex_tools.register()
         assert [name for name, present in installed() if not present] == []
@@ -256,6 +259,19 @@ def test_unregister_leaves_nothing_behind_and_register_again_works():
         assert_nothing_installed()
         assert {name: len(getattr(bpy.app.handlers, name))
                 for name in handlers_before} == handlers_before
+
+
+def test_unregister_stops_a_running_live_check():
+    import convex_tools
+    from convex_tools import live
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    convex_tools.register()
+    add("cube", "Crate", size=2.0)
+    bpy.context.scene.convex_tools.live_check = True
+    assert live.current() is not None and bpy.app.timers.is_registered(live._tick)
+    convex_tools.unregister()
+    assert live.current() is None and not bpy.app.timers.is_registered(live._tick)
+    assert_nothing_installed()
 
 
 def test_unregistering_twice_raises_nothing():
@@ -277,6 +293,9 @@ def test_registering_twice_installs_everything_once():
         assert len(overlay._handles) == 2
         assert bpy.app.handlers.depsgraph_update_post.count(watch._on_depsgraph_update) == 1
         assert bpy.app.handlers.load_post.count(level_check._show_findings_on_load) == 1
+        from convex_tools import live
+        for name, handler in live._HANDLERS:
+            assert getattr(bpy.app.handlers, name).count(handler) == 1, name
         assert bpy.types.VIEW3D_MT_object._dyn_ui_initialize().count(ui._object_menu) == 1
     finally:
         convex_tools.unregister()

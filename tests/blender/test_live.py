@@ -196,6 +196,21 @@ def test_edits_under_level_rules_keep_floating_and_sunk_current(live_room):
     assert_same_findings(found, full_check())
 
 
+def test_a_broken_rules_text_stops_it_in_a_sentence_until_it_is_fixed(live_room):
+    text = bpy.data.texts.new("rules.toml")
+    text.write("[groups.props\nnames = 3\n")
+    bpy.context.scene.convex_level.rules_text = text
+    bpy.context.view_layer.update()
+    assert api.live_findings() == []
+    summary = bpy.context.scene.convex_level.summary
+    assert summary.startswith("Live check stopped: ") and "\n" not in summary
+    text.clear()
+    text.write(RULES)          # fixed in the Text Editor (no depsgraph update)
+    found = api.live_findings()
+    assert found and bpy.context.scene.convex_level.summary.endswith("(live)")
+    assert_same_findings(found, full_check())
+
+
 def test_undo_brings_back_the_findings_of_the_state_it_restores(live_room):
     bpy.ops.ed.undo_push(message="before the move")
     before = api.live_findings()
