@@ -73,20 +73,29 @@ def mode_problem(context, purpose: str) -> str | None:
     return f"Switch from {item.name if item else mode} Mode to Object Mode to {purpose}"
 
 
-def selected_geometry(context):
-    """(the selected mesh-like objects, the other selected objects), in selection order."""
-    selected = getattr(context, "selected_objects", None) or ()
-    geometry = [o for o in selected if o.type in GEOMETRY_TYPES]
-    return geometry, [o for o in selected if o.type not in GEOMETRY_TYPES]
+def selected_geometry(context, enough=None):
+    """(the selected mesh-like objects, the other selected objects), in selection order;
+    with ``enough``, the walk stops at ``enough`` mesh-like objects (a poll runs on every
+    redraw: with a whole level selected it looks at a few objects, not all)."""
+    geometry, others = [], []
+    for obj in getattr(context, "selected_objects", None) or ():
+        (geometry if obj.type in GEOMETRY_TYPES else others).append(obj)
+        if enough is not None and len(geometry) >= enough:
+            break
+    return geometry, others
 
 
 # How many names of selected non-geometry objects a message lists before "…".
 NAMED_OTHERS = 2
+# Mesh-like objects a poll counts before it says "more than" (see ``selected_geometry``).
+COUNTED = 100
 
 
 def _count_text(geometry, others) -> str:
     """"(1 selected; Empty has no geometry)": what the selection holds, for a message."""
     text = f"{len(geometry)} selected" if geometry else "none selected"
+    if len(geometry) >= COUNTED:
+        text = f"{COUNTED - 1}+ selected"
     if others:
         names = ", ".join(o.name for o in others[:NAMED_OTHERS])
         names += ", …" if len(others) > NAMED_OTHERS else ""
@@ -96,7 +105,7 @@ def _count_text(geometry, others) -> str:
 
 def pair_problem(context) -> str | None:
     """Why the selection is not a pair of mesh-like objects, or None."""
-    geometry, others = selected_geometry(context)
+    geometry, others = selected_geometry(context, COUNTED)
     if len(geometry) == 2:
         return None
     return f"Select exactly two mesh-like objects {_count_text(geometry, others)}"
@@ -104,7 +113,7 @@ def pair_problem(context) -> str | None:
 
 def some_problem(context) -> str | None:
     """Why the selection holds no mesh-like object, or None."""
-    geometry, others = selected_geometry(context)
+    geometry, others = selected_geometry(context, 1)
     if geometry:
         return None
     return f"Select at least one mesh-like object {_count_text(geometry, others)}"
@@ -112,11 +121,13 @@ def some_problem(context) -> str | None:
 
 def mover_problem(context) -> str | None:
     """Why the selection is not an active object to move and others to hit, or None."""
-    geometry, others = selected_geometry(context)
+    geometry, others = selected_geometry(context, 2)
     if len(geometry) < 2:
         return ("Select the objects to sweep against, then the one to move (two or more "
                 f"mesh-like objects) {_count_text(geometry, others)}")
-    if context.active_object not in geometry:
+    active = context.active_object
+    if active is None or active.type not in GEOMETRY_TYPES or (
+            active not in geometry and active not in context.selected_objects):
         return "Make the object to move the active one (Shift-click it)"
     return None
 

@@ -12,7 +12,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from bpy_helpers import add, select  # noqa: E402
+from bpy_helpers import BOX_FACES, add, select  # noqa: E402
 
 PAIR_QUERIES = ["convex_distance", "convex_penetration", "convex_contact", "convex_watch_add"]
 ONE_OR_MORE_QUERIES = ["convex_ray_cast", "convex_convert"]
@@ -65,6 +65,22 @@ def test_many_selected_non_geometry_objects_are_named_up_to_two(addon):
     select(*cubes(1), empty("Marker"), empty("Spawn"), empty("Trigger"))
     assert poll_message("convex_distance") == \
         "Select exactly two mesh-like objects (1 selected; Marker, Spawn, … have no geometry)"
+
+
+def test_a_whole_level_selected_is_counted_up_to_a_hundred(addon):
+    # The poll runs on every redraw of the Sidebar: it stops counting at a hundred.
+    mesh = bpy.data.meshes.new("Crate")
+    mesh.from_pydata([(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)], [],
+                     [list(f) for f in BOX_FACES])
+    crates = []
+    for k in range(150):
+        obj = bpy.data.objects.new(f"Crate{k}", mesh)
+        obj.location = (2.0 * k, 0.0, 0.0)
+        bpy.context.scene.collection.objects.link(obj)
+        crates.append(obj)
+    select(*crates)
+    assert poll_message("convex_distance") == "Select exactly two mesh-like objects (99+ selected)"
+    assert bpy.ops.object.convex_ray_cast.poll() and bpy.ops.object.convex_sweep.poll()
 
 
 @pytest.mark.parametrize("operator", ONE_OR_MORE_QUERIES)
@@ -135,6 +151,7 @@ def checked_scene():
 
 @pytest.mark.parametrize("operator, message", [
     ("convex_check_level", "Leave Edit Mode (Tab) to check the level"),
+    ("convex_live_check", "Leave Edit Mode (Tab) to check the level"),
     ("convex_select_finding", "Leave Edit Mode (Tab) to select objects"),
     ("convex_select_offending", "Leave Edit Mode (Tab) to select objects"),
 ])
@@ -223,6 +240,7 @@ RUNS = {
     "convex_select_finding": (checked_scene, {"index": 0, "frame": False}),
     "convex_select_offending": (checked_scene, {}),
     "convex_clear_level": (checked_scene, {}),
+    "convex_live_check": (overlapping_crates, {}),
 }
 
 
