@@ -349,14 +349,12 @@ class LiveCheck:
     def _new_rows(self, check, chunk):
         """Rows appended to ``check.pairs`` for the candidate pairs of the objects ``chunk``,
         filtered as the full check filters its pairs (``LevelCheck.__init__``)."""
-        grow = check.reach_of[chunk, None]
-        lo, hi = check.lower[chunk] - grow, check.upper[chunk] + grow
+        # The broad phase's test: closed boxes, each grown by its own object's reach.
+        grow = check.reach_of[:, None]
+        lo, hi = check.lower - grow, check.upper + grow
         found = []
-        for c, k in enumerate(chunk):
-            # The broad phase's test: closed boxes, each grown by its own object's reach.
-            near = np.flatnonzero(
-                np.all(check.lower - check.reach_of[:, None] <= hi[c], axis=1)
-                & np.all(lo[c] <= check.upper + check.reach_of[:, None], axis=1))
+        for k in chunk:
+            near = np.flatnonzero(np.all(lo <= hi[k], axis=1) & np.all(lo[k] <= hi, axis=1))
             near = near[near != k]
             found.append(np.stack((np.full(len(near), k), near), axis=1))
         pairs = np.concatenate(found).astype(np.int64)
@@ -652,6 +650,15 @@ def stop():
     _live = None
     if bpy.app.timers.is_registered(_tick):
         bpy.app.timers.unregister(_tick)
+
+
+def list_replaced():
+    """The Level Check list was stored by someone else (Check Level, Clear Findings): the live
+    check writes it whole again at its next update."""
+    if _live is not None:
+        _live.display = Display()
+        _live.stored = False
+        _schedule()
 
 
 def finish() -> list:

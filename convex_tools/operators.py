@@ -682,6 +682,8 @@ class OBJECT_OT_convex_check_level(bpy.types.Operator):
         summary = level_check.summary_text(findings, len(run.shapes), complete=not cancelled)
         level_check.store_findings(context.scene, findings, summary, complete=not cancelled,
                                    outlines=run.outlines(findings))
+        from . import live
+        live.list_replaced()
         text = summary if findings or cancelled else f"{summary}: the level is clean"
         self.report({'WARNING'} if findings or cancelled or run.skipped else {'INFO'},
                     text + skipped_text(run.skipped))
@@ -809,6 +811,8 @@ class OBJECT_OT_convex_clear_level(bpy.types.Operator):
     def execute(self, context):
         count = len(context.scene.convex_level.findings)
         level_check.store_findings(context.scene, [], "")
+        from . import live
+        live.list_replaced()
         self.report({'INFO'}, f"Cleared {count} finding{'s' * (count != 1)}")
         return {'FINISHED'}
 

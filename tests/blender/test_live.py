@@ -38,23 +38,27 @@ def full_check():
     return run.run()
 
 
-def _close(a, b) -> bool:
+# The Level Check list keeps its numbers in single precision (Blender's float properties).
+STORED = 1e-6
+
+
+def _close(a, b, tolerance=ROUNDING) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= ROUNDING
+        return abs(a - b) <= tolerance
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_close(x, y, tolerance) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_close(a[k], b[k], tolerance) for k in a)
     return a == b
 
 
-def assert_same_findings(got, expected):
+def assert_same_findings(got, expected, tolerance=ROUNDING):
     got_dicts = [f.to_dict() for f in got]
     expected_dicts = [f.to_dict() for f in expected]
     assert [(d["kind"], d["object_a"], d["object_b"]) for d in got_dicts] == \
         [(d["kind"], d["object_a"], d["object_b"]) for d in expected_dicts]
     for g, e in zip(got_dicts, expected_dicts):
-        assert _close(g, e), (g, e)
+        assert _close(g, e, tolerance), (g, e)
 
 
 def crate(name, location, size=1.0):
@@ -172,7 +176,11 @@ def test_moves_rotations_and_grabs_are_taken_in_place_and_match_a_full_check(liv
             obj.location = np.array(obj.location) + rng.uniform(-0.5, 0.5, 3) * (1, 1, 0.2)
             obj.rotation_euler.z += float(rng.uniform(-0.3, 0.3))
         bpy.context.view_layer.update()
-        assert_same_findings(api.live_findings(), full_check())
+        found = api.live_findings()
+        assert_same_findings(found, full_check())
+        # The list, changed row by row, reads back as the findings.
+        stored = [item.to_finding() for item in bpy.context.scene.convex_level.findings]
+        assert_same_findings(stored, found, STORED)
     assert live.current().full_checks == 1      # the first one only: every move in place
 
 
@@ -272,3 +280,21 @@ def test_the_operator_toggles_it_and_reports_one_line(addon, capfd):
     out = capfd.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("Info: Live check")]
     assert lines[0].startswith("Info: Live check on: ") and lines[1] == "Info: Live check off"
+
+
+def test_check_level_and_clear_while_live_leave_the_list_to_the_live_check(live_room):
+    found = api.live_findings()
+    bpy.context.scene.convex_level.clearance = 0.1
+    assert bpy.ops.object.convex_clear_level() == {'FINISHED'}
+    assert len(bpy.context.scene.convex_level.findings) == 0
+    assert_same_findings(api.live_findings(), found)
+    stored = [item.to_finding() for item in bpy.context.scene.convex_level.findings]
+    assert_same_findings(stored, found, STORED)
+    bpy.data.objects["Crate.001"].location.x += 0.5           # into Crate.002
+    bpy.context.view_layer.update()
+    assert bpy.ops.object.convex_check_level() == {'FINISHED'}
+    moved = api.live_findings()
+    stored = [item.to_finding() for item in bpy.context.scene.convex_level.findings]
+    assert_same_findings(stored, moved, STORED)
+    assert ("overlap", "Crate.001", "Crate.002") in [(f.kind, f.object_a, f.object_b)
+                                                     for f in moved]
