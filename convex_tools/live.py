@@ -610,7 +610,8 @@ def _same_clearance(entry, check, k, run) -> bool:
 
 
 def rules_signature(scene) -> tuple:
-    """Everything of the Level Check panel that the check reads (a change starts over)."""
+    """Everything of the Level Check panel that the check reads, and the selection when the
+    selection is what is checked (a change starts over)."""
     settings = getattr(scene, "convex_level", None)
     if settings is None:
         return ()
@@ -626,6 +627,9 @@ def rules_signature(scene) -> tuple:
         elif hasattr(value, "__len__") and not isinstance(value, str):
             value = tuple(value)
         values.append((prop.identifier, value))
+    if settings.scope == 'SELECTED':      # the selection is what is checked
+        values.append(("selection", frozenset(o.name for o in
+                                              bpy.context.view_layer.objects.selected)))
     return tuple(values)
 
 

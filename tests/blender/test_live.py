@@ -204,6 +204,22 @@ def test_edits_under_level_rules_keep_floating_and_sunk_current(live_room):
     assert_same_findings(found, full_check())
 
 
+def test_checking_the_selection_follows_the_selection(live_room):
+    from bpy_helpers import select
+    bpy.context.scene.convex_level.scope = 'SELECTED'
+    # The first row's crates stand 0.05 apart, closer than the clearance.
+    select(bpy.data.objects["Crate.000"], bpy.data.objects["Crate.001"])
+    bpy.context.view_layer.update()
+    assert [(f.object_a, f.object_b) for f in api.live_findings()] == [("Crate.000",
+                                                                        "Crate.001")]
+    select(*(bpy.data.objects[f"Crate.{k:03d}"] for k in range(3, 6)))
+    bpy.context.view_layer.update()
+    found = api.live_findings()
+    assert [(f.object_a, f.object_b) for f in found] == [("Crate.003", "Crate.004"),
+                                                         ("Crate.004", "Crate.005")]
+    assert_same_findings(found, full_check())
+
+
 def test_a_broken_rules_text_stops_it_in_a_sentence_until_it_is_fixed(live_room):
     text = bpy.data.texts.new("rules.toml")
     text.write("[groups.props\nnames = 3\n")
