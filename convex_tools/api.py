@@ -13,6 +13,9 @@ this module from the package Blender registered: ``convex_tools.api`` with the a
 path, ``bl_ext.user_default.convex_tools.api`` once installed as an extension from the default
 user repository (another repository: ``bl_ext.<repository>.convex_tools.api``); a second copy
 of the package imported from elsewhere has seen no operator run.
+
+``live_findings()`` is the live check's findings (``live``: Level Check › Live), brought up to
+date first.
 """
 
 from __future__ import annotations
