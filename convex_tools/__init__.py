@@ -13,7 +13,7 @@ unregistering what is not registered, changes nothing and raises nothing.
 def classes() -> tuple:
     """Every class the add-on registers, in registration order (property groups before the
     classes that point at them; panels in the order the Sidebar shows them)."""
-    from . import operators, preferences, properties, ui
+    from . import colliders, fixes, operators, preferences, properties, traversal_check, ui
 
     return (
         preferences.ConvexToolsPreferences,
@@ -37,19 +37,24 @@ def classes() -> tuple:
         operators.OBJECT_OT_convex_clear_level,
         operators.OBJECT_OT_convex_export_level_report,
         operators.OBJECT_OT_convex_live_check,
+        fixes.OBJECT_OT_convex_resolve,
+        fixes.OBJECT_OT_convex_drop_to_support,
+        *traversal_check.CLASSES,
         ui.VIEW3D_MT_convex_tools,
         ui.CONVEX_UL_watch_pairs,
         ui.CONVEX_UL_level_findings,
         ui.VIEW3D_PT_convex_tools,
         ui.VIEW3D_PT_convex_level,
+        *colliders.CLASSES,
     )
 
 
 def _hooked_modules() -> tuple:
     """Modules with ``attach()`` / ``detach()`` for what is not a class, in attaching order."""
-    from . import cli, level_check, live, overlay, properties, proxies, ui, watch
+    from . import (cli, level_check, live, overlay, properties, proxies, traversal_check, ui,
+                   watch)
 
-    return (properties, proxies, overlay, watch, level_check, live, ui, cli)
+    return (properties, proxies, overlay, watch, level_check, live, traversal_check, ui, cli)
 
 
 def register():

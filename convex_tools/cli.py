@@ -54,7 +54,7 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
                     "clearance. Exit code 0: clean, 1: findings, 2: bad file or arguments.")
     parser.add_argument("blend", nargs="?",
                         help="the .blend file to check (default: the file Blender has open)")
-    parser.add_argument("--clearance", type=_length, default=0.0, metavar="M",
+    parser.add_argument("--clearance", type=_length, default=None, metavar="M",
                         help="free space every object needs around it, in metres, unless it "
                              "has its own (--object-clearance, its custom property "
                              "convex_clearance or its Own Clearance setting); with 0 (the "
@@ -402,7 +402,8 @@ _EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--picture": "
 
 
 def _summary_line(label, stats, args, tolerance, own_clearances=0, complete=True):
-    clearance = f"clearance {args.clearance:g} m"
+    clearance = ("clearance from the rules" if args.clearance is None
+                 else f"clearance {args.clearance:g} m")
     if own_clearances:
         clearance += (f", own clearance on {own_clearances} "
                       f"object{'s' * (own_clearances != 1)}")
@@ -501,8 +502,9 @@ def _no_picture(path, reason) -> str:
 
 # Framed corners stay this fraction of the picture's half-size inside its border.
 FRAME_MARGIN = 0.04
-# Rows of the findings pictures' legend (``level_check.findings_legend``): one a kind.
-LEGEND_ROWS = 2
+# Rows of the findings pictures' legend at most (``level_check.findings_legend``): one a
+# kind of the level check and the fix arrows.
+LEGEND_ROWS = 5
 
 
 def framing_camera(scene, lower, upper, aspect, pitch_degrees=55.0, lens=35.0,

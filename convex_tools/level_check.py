@@ -27,6 +27,7 @@ no object is skipped, with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
 import time
@@ -35,15 +36,17 @@ import bpy
 import numpy as np
 
 from .core import level as core_level
-from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, CheckCancelled,
-                         Finding, LevelCheck, Stats, report_csv, report_json, report_table)
+from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, TRAVERSAL_KINDS,
+                         CheckCancelled, Finding, LevelCheck, Stats, report_csv, report_json,
+                         report_table)
 from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
 from .core.rules import EntryInfo, Rules, RulesError
+from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
 from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
                       world_matrix)
-from .proxies import ProxyIndex
+from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
 __all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
@@ -84,7 +87,13 @@ class LevelRun:
         # another scene is taken whole.
         everything = (context.view_layer.objects if self.scene == context.scene
                       else self.scene.objects)
-        self.proxies = ProxyIndex()
+        self.rules = load_rules(rules, self.scene)
+        self.warnings = list(self.rules.warnings)
+        # Whose proxy naming: the flag, else the rules file's [defaults], else the scene's.
+        self.proxies = ProxyIndex(**proxy_options(
+            self.scene, engine or self.rules.defaults["engine"],
+            one_hull_per_ucx if one_hull_per_ucx is not None
+            else self.rules.defaults["one_hull_per_ucx"]))
         self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
                                                   self.proxies)
         self.clearance = clearance
@@ -105,8 +114,6 @@ class LevelRun:
             if value is not None:
                 core_level._non_negative(label, value)
         core_level._pair_patterns(ignore_pairs)
-        self.rules = load_rules(rules, self.scene)
-        self.warnings = list(self.rules.warnings)
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
         self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
@@ -178,7 +185,15 @@ class LevelRun:
 
     @property
     def findings(self) -> list:
-        return [] if self.check is None else self.check.findings
+        """The check's findings; one with a Godot body names the visual object beside it
+        (``visual_a``/``visual_b``)."""
+        found = [] if self.check is None else self.check.findings
+        out = []
+        for f in found:
+            extra = self.proxies.finding_extra(f.object_a, f.object_b)
+            out.append(dataclasses.replace(f, extra={**(f.extra or {}), **extra})
+                       if extra else f)
+        return out
 
     @property
     def stats(self) -> Stats:
@@ -318,8 +333,9 @@ def _entries_to_check(objects, collection, ignore, everything, proxies):
     entries, skipped, seen = [], [], set()
 
     def consider(name, obj, placement=None, instancers=()):
-        if obj.type not in GEOMETRY_TYPES:
-            return
+        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None and not (
+                obj.type == 'EMPTY' and obj.name in proxies.excluded):
+            return                       # (a Godot -colonly Empty is a collider)
         owner = proxies.owner_of(obj)
         if owner is not None:            # a proxy or compound child stands for its owner
             obj = owner
@@ -331,6 +347,9 @@ def _entries_to_check(objects, collection, ignore, everything, proxies):
             return
         if obj.name in proxies.orphans:
             skipped.append((name, proxies.orphans[obj.name]))
+            return
+        if obj.name in proxies.excluded:     # left out by the engine's rules, not an error
+            skipped.append((name, "excluded: " + proxies.excluded[obj.name]))
             return
         entries.append(Entry(name, obj, placement, instancers))
 
@@ -760,7 +779,11 @@ def findings_drawing(findings, labels=True, boxes=True, outlines=None, units=Non
             end = tuple(p + float(t) for p, t in zip(start, f.translation))
             if start != end:
                 drawing.arrow(start, end, "fix")
-        sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in outlines[k] if o is not None]
+        pair = list(outlines[k])
+        if f.kind in (SUNK, FLOATING) and not f.part_b:
+            # What it sinks into or floats above is the ground: its box would frame the level.
+            pair = pair[:1]
+        sides = [np.asarray(o, dtype=float).reshape(-1, 2, 3) for o in pair if o is not None]
         if labels:
             # Above the pair, so that the label does not sit on its outlines.
             mid = [0.5 * (p + q) for p, q in zip(a, b)]
@@ -917,6 +940,24 @@ def store_findings(scene, findings, summary, complete=True, outlines=None):
     show_stored_findings(scene)
 
 
+def store_traversal_findings(scene, findings):
+    """Put the traversal check's findings in the scene's list in place of the last traversal
+    check's (the level check's stay)."""
+    settings = scene.convex_level
+    for k in reversed(range(len(settings.findings))):
+        if settings.findings[k].kind in TRAVERSAL_KINDS:
+            settings.findings.remove(k)
+    for f in findings:
+        item = settings.findings.add()
+        item.kind, item.object_a, item.object_b = f.kind, f.object_a or "", f.object_b or ""
+        item.has_distance = False
+        point = f.point if f.point is not None else f.point_a
+        if point is not None:
+            item.point_a = item.point_b = tuple(point)
+        item.rule, item.severity = f.rule or "", f.severity
+    settings["active_index"] = -1
+
+
 def stored_outlines(item):
     """(segments of A, segments of B) kept with a stored finding (None where none was kept)."""
     return tuple(np.array(item[side], dtype=float).reshape(-1, 2, 3) if side in item else None
@@ -928,7 +969,9 @@ def show_stored_findings(scene):
     from . import overlay
 
     settings = getattr(scene, "convex_level", None)
-    items = list(settings.findings) if settings is not None else []
+    # (Traversal findings are drawn on the traversal map.)
+    items = [item for item in settings.findings if item.kind not in TRAVERSAL_KINDS] \
+        if settings is not None else []
     findings = [item.to_finding() for item in items]
     try:
         if findings:
@@ -940,6 +983,7 @@ def show_stored_findings(scene):
                                  for k, box in zip(kept, _object_boxes([finding])[0]))
                 outlines.append(kept)
             overlay.show(OVERLAY_KEY, findings_drawing(findings, labels=settings.show_labels,
+                                                       units=scene_units(scene).format,
                                                        outlines=outlines))
         else:
             overlay.clear(OVERLAY_KEY)
@@ -1007,3 +1051,16 @@ def detach():
     while _show_findings_on_load in bpy.app.handlers.load_post:
         bpy.app.handlers.load_post.remove(_show_findings_on_load)
     clear_findings()
+
+
+# --- units ----------------------------------------------------------------------------------
+def scene_units(scene) -> Units:
+    """The scene's unit settings (lengths in messages, tables and labels)."""
+    settings = scene.unit_settings
+    return Units(settings.system, float(settings.scale_length), settings.length_unit)
+
+
+def length_text(context_or_scene, value) -> str:
+    """``value`` (Blender units) in the scene's units, e.g. "12.3 cm"."""
+    scene = getattr(context_or_scene, "scene", context_or_scene)
+    return scene_units(scene).format(value)

@@ -3,10 +3,12 @@
 What an object becomes (``representation``), first rule that applies:
 
 1. the ``kind`` asked for, or the object's own Convex Tools *Shape* setting, when not AUTO;
-2. its collision proxies (Unreal ``UCX_``/``UBX_``/``USP_``/``UCP_`` objects, Godot ``-colonly``/
-   ``-convcolonly`` objects) or, for a Compound Parent rigid body, its rigid-body children
-   (``proxies``): a ``Compound`` of their convex parts, or a ``TriangleMesh`` of mesh proxies;
-3. a Godot ``-col``/``-convcol`` name suffix on the object itself (mesh / convex hull);
+2. its collision proxies (Unreal ``UCX_``/``UBX_``/``USP_``/``UCP_`` objects; for a visual, the
+   Godot ``-colonly``/``-convcolonly`` bodies beside it) or, for a Compound Parent rigid body,
+   its rigid-body children (``proxies``): a ``Compound`` of their convex parts, or a
+   ``TriangleMesh`` of mesh proxies;
+3. a Godot suffix on the object itself (``-col``/``-convcol``/``-rigid``; a ``-colonly`` body;
+   a ``-colonly`` Empty's box, sphere or ray: ``godot_empty_shape``);
 4. its rigid-body collision shape (Mesh → triangle mesh);
 5. the convex hull of its evaluated mesh (modifiers applied; curves, text and metaballs through
    their evaluated mesh).
@@ -176,7 +178,8 @@ def representation(obj, kind: str = "AUTO", proxies=None) -> Representation:
                               f"children (its compound shape would be empty)")
     mark = proxies.own_mark(obj)
     if mark is not None:
-        return Representation(mark.kind, f"Godot {mark.convention} suffix")
+        what = "Empty" if obj.type == "EMPTY" else "suffix"
+        return Representation(mark.kind, f"Godot {mark.convention} {what}")
     if rigid is not None:
         return Representation(RIGID_BODY_KINDS.get(rigid.collision_shape, "HULL"), "Rigid body")
     return Representation("HULL", "Evaluated mesh")
@@ -187,8 +190,9 @@ def _proxy_source(parts) -> str:
     engines = {"Unreal" if c.startswith("U") else "Godot" for c in conventions}
     if len(conventions) == 1:
         name = conventions[0].rstrip("_") if conventions[0].startswith("U") else conventions[0]
-        noun = "proxies" if len(parts) > 1 else "proxy"
-        return f"{'Godot ' if name.startswith('-') else ''}{name} {noun}"
+        if name.startswith("-"):       # a Godot body of its own, beside this visual
+            return f"Godot {name} {'bodies' if len(parts) > 1 else 'body'}"
+        return f"{name} {'proxies' if len(parts) > 1 else 'proxy'}"
     return f"{' and '.join(sorted(engines))} proxies"
 
 
@@ -447,6 +451,8 @@ def shape_from_object(obj, kind: str = "AUTO", depsgraph=None, *, placement=None
 def shape_of(obj, rep, depsgraph, placement=None):
     """The world-space shape of ``obj`` as its ``Representation`` ``rep`` says."""
     try:
+        if obj.type == "EMPTY" and not rep.parts:
+            return godot_empty_shape(obj, rep.kind, placement)
         if rep.parts:
             return _shape_of_parts(obj, rep, depsgraph, placement)
         if rep.kind == "MESH":
@@ -460,6 +466,31 @@ def shape_of(obj, rep, depsgraph, placement=None):
             raise
         raise ConversionError(f"'{obj.name}' cannot become a {_kind_text(rep.kind)}: "
                               f"{problem}") from None
+
+
+# Godot's -colonly Empty colliders (resource_importer_scene.cpp): a BoxShape3D of size 2 (half
+# extents 1), a SphereShape3D of radius 1, or a SeparationRayShape3D of length 1, all under the
+# Empty's transform; Godot ignores the Display Size. The ray is taken along the Empty's -Z from
+# its origin (see docs/engines.md).
+GODOT_EMPTY_RAY_LENGTH = 1.0
+
+
+def godot_empty_shape(obj, kind, placement=None):
+    """The world-space collider Godot makes of a -colonly Empty displayed as ``kind``."""
+    matrix = world_matrix(obj, placement)
+    if kind == "BOX":
+        return Transformed(Box((1.0, 1.0, 1.0)), matrix)
+    if kind == "SPHERE":
+        return Transformed(Sphere(1.0), matrix)
+    if kind == "RAY":
+        from .core import Segment
+
+        half = 0.5 * GODOT_EMPTY_RAY_LENGTH
+        shift = np.eye(4)
+        shift[2, 3] = -half          # from the origin down its -Z
+        return Transformed(Segment(half), matrix @ shift)
+    raise ConversionError(f"'{obj.name}' is an Empty: it has no geometry to make a "
+                          f"{_kind_text(kind)} of")
 
 
 def _kind_text(kind):
@@ -544,6 +575,9 @@ def _shape_of_parts(obj, rep, depsgraph, placement):
         return world_mesh([(p.obj, placement) for p in meshes], depsgraph)
     parts = []
     for part in rep.parts:
+        if part.obj.type == "EMPTY":
+            parts.append((godot_empty_shape(part.obj, part.kind, placement), part.obj.name))
+            continue
         try:
             # Engines fit a proxy's primitive to its mesh; Blender fits a compound child's
             # around the child's origin, as for any rigid body.
@@ -583,10 +617,16 @@ def describe(obj, kind: str = "AUTO", depsgraph=None, proxies=None) -> str:
         rep = representation(obj, kind, proxies)
     except ConversionError as problem:
         return f"Not checked: {problem}"
+    if obj.type == "EMPTY" and not rep.parts:
+        return f"{rep.source}: {_kind_text(rep.kind)}"
     depsgraph = _depsgraph(depsgraph)
     tally = {}
     try:
         for part_obj, part_kind in ([(p.obj, p.kind) for p in rep.parts] or [(obj, rep.kind)]):
+            if part_obj.type == "EMPTY":
+                noun = _kind_text(part_kind)
+                tally[noun] = tally.get(noun, 0) + 1
+                continue
             _tally(part_obj, part_kind, depsgraph, tally)
     except ValueError as problem:
         return f"{rep.source}: {_kind_text(rep.kind)}, which cannot be built: {problem}"

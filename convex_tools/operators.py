@@ -33,7 +33,7 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
 from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
 from .properties import PENETRATION_METHODS, RAY_AXES, SWEEP_MOTIONS
-from .proxies import ProxyIndex
+from .proxies import ProxyIndex, options_for
 
 # Adjust Last Operation (the redo panel) offers only operators that are registered *and* push an
 # undo step: Blender picks the operator to redo with WM_operator_last_redo, which skips those
@@ -195,7 +195,7 @@ class _Query:
     def shape(self, obj):
         # One index of proxies per run of the operator (a scan of every object's name).
         if getattr(self, "_proxies", None) is None:
-            self._proxies = ProxyIndex()
+            self._proxies = ProxyIndex(**options_for(bpy.context.scene))
         try:
             return shape_from_object(obj, proxies=self._proxies)
         except ConversionError as problem:

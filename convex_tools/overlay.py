@@ -29,6 +29,7 @@ class Drawing:
         self.lines = []    # (a, b, role)
         self.points = []   # (p, role)
         self.labels = []   # (p, text, role)
+        self.areas = {}    # role -> (T, 3, 3) triangles filled in the role's colour, see-through
 
     def line(self, a, b, role):
         self.lines.append((_v(a), _v(b), role))
@@ -63,12 +64,22 @@ class Drawing:
             self.lines.append((_v(a), _v(b), role))
         return self
 
+    def fill(self, triangles, role):
+        """Filled triangles (T, 3, 3), drawn half see-through under the lines (a map)."""
+        triangles = np.asarray(triangles, dtype=np.float32).reshape(-1, 3, 3)
+        if len(triangles):
+            kept = self.areas.get(role)
+            self.areas[role] = triangles if kept is None else np.concatenate((kept, triangles))
+        return self
+
     def __bool__(self):
-        return bool(self.lines or self.points or self.labels)
+        return bool(self.lines or self.points or self.labels or self.areas)
 
     def bounds(self):
         pts = [p for a, b, _ in self.lines for p in (a, b)] + [p for p, _ in self.points] \
-            + [p for p, _, _ in self.labels]
+            + [p for p, _, _ in self.labels] \
+            + [tuple(c) for t in self.areas.values() for c in (t.reshape(-1, 3).min(axis=0),
+                                                               t.reshape(-1, 3).max(axis=0))]
         if not pts:
             return None
         pts = np.array(pts)
@@ -126,6 +137,16 @@ def draw_geometry(items, viewport_size) -> None:
             points.setdefault(role, []).append(p)
     gpu.state.blend_set('ALPHA')
     gpu.state.depth_test_set('NONE')
+    areas = {}
+    for drawing in items:
+        for role, triangles in getattr(drawing, "areas", {}).items():
+            areas.setdefault(role, []).append(triangles.reshape(-1, 3))
+    if areas:
+        shader = gpu.shader.from_builtin('UNIFORM_COLOR')
+        for role, chunks in areas.items():
+            r, g, b, a = colors.get(role, (1, 1, 1, 1))
+            shader.uniform_float("color", (r, g, b, AREA_ALPHA * a))
+            batch_for_shader(shader, 'TRIS', {"pos": np.concatenate(chunks)}).draw(shader)
     if lines:
         shader = gpu.shader.from_builtin('POLYLINE_UNIFORM_COLOR')
         shader.uniform_float("viewportSize", viewport_size)
@@ -142,6 +163,8 @@ def draw_geometry(items, viewport_size) -> None:
     gpu.state.blend_set('NONE')
 
 
+# Filled areas (a traversal map) are drawn this opaque, so that the level shows through.
+AREA_ALPHA = 0.55
 # Labels start this many pixels right of and above their point.
 LABEL_OFFSET = 6
 # Backdrop behind a label (pictures): dark, mostly opaque, this many pixels around the text.

@@ -3,6 +3,8 @@
 import bpy
 from bpy.props import FloatProperty, FloatVectorProperty, IntProperty
 
+from .core.traversal import COLOURS as MAP_COLOURS
+
 # Default colours (RGBA, linear) by drawing role; the preferences start from these and the
 # overlay falls back to them when the add-on is registered without preferences (scripts, tests).
 DEFAULT_COLORS = {
@@ -20,6 +22,10 @@ DEFAULT_COLORS = {
     "sunk": (0.75, 0.10, 0.55, 1.0),         # level check: sunk into a static supporter
     "floating": (0.20, 0.75, 1.00, 1.0),     # level check: must rest, nothing supports it
     "fix": (0.30, 1.00, 0.45, 1.0),          # level check: the move that resolves a finding
+    # The traversal map (core.traversal.COLOURS, the picture's): reachable, standable but not
+    # reachable, walkable surface with no room to stand, the player starts.
+    **{role: tuple(c / 255.0 for c in MAP_COLOURS[role]) + (1.0,)
+       for role in ("reachable", "unreachable", "blocked", "start")},
 }
 DEFAULT_LINE_WIDTH = 3.0
 DEFAULT_POINT_SIZE = 10.0
@@ -51,6 +57,10 @@ class ConvexToolsPreferences(bpy.types.AddonPreferences):
     color_sunk: _color("sunk")
     color_floating: _color("floating")
     color_fix: _color("fix")
+    color_reachable: _color("reachable")
+    color_unreachable: _color("unreachable")
+    color_blocked: _color("blocked")
+    color_start: _color("start")
 
     def draw(self, context):
         layout = self.layout

@@ -225,6 +225,18 @@ class ConvexLevelSettings(bpy.types.PropertyGroup):
                     "(a cancelled check keeps what it found so far)")
     show_labels: BoolProperty(name="Labels", default=True, update=_on_show_labels,
                               description="Label each finding in the viewport")
+    # Collision naming rules (proxies.py, docs/engines.md).
+    engine: EnumProperty(
+        name="Engine", default='BOTH',
+        items=[('UNREAL', "Unreal", "Unreal Engine 5's collision prefixes (UCX_, UBX_, USP_, UCP_)"),
+               ('GODOT', "Godot", "Godot 4.3+'s import suffixes (-colonly, -col, -noimp, ...)"),
+               ('BOTH', "Both", "Both engines' rules; a name read by both is read the Unreal way "
+                                "and warned about")],
+        description="Which engine's collision naming rules the Level Check reads")
+    one_hull_per_ucx: BoolProperty(
+        name="One Convex Hull Per UCX", default=True,
+        description="Unreal's import option (on by default in Unreal): each UCX_ proxy is one "
+                    "convex hull; off: one hull per loose part of it")
 
 
 # Where the property groups hang: (type, attribute, group). Deleted in reverse on detach.

@@ -7,8 +7,8 @@ whose operator cannot run is greyed out, its tooltip saying why (the operator's 
 
 import bpy
 
-from . import level_check, operators, proxies
-from .core.level import OVERLAP
+from . import fixes, level_check, operators, proxies
+from .core.level import FLOATING, OVERLAP, SUNK, TRAVERSAL_KINDS
 from .objects import GEOMETRY_TYPES, describe
 
 
@@ -27,6 +27,9 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.separator()
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
         layout.operator(operators.OBJECT_OT_convex_live_check.bl_idname, icon='REC')
+        layout.operator(fixes.OBJECT_OT_convex_resolve.bl_idname)
+        layout.operator(fixes.OBJECT_OT_convex_drop_to_support.bl_idname)
+        layout.operator("object.convex_make_collision", icon='MOD_PHYSICS')
 
 
 def _object_menu(self, context):
@@ -111,15 +114,27 @@ class CONVEX_UL_level_findings(bpy.types.UIList):
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname,
                   index=0):
-        overlap = item.kind == OVERLAP
-        icon = 'ERROR' if overlap else 'INFO'
-        size = f"{-item.distance:.3f} deep" if overlap else \
-            f"{max(item.distance, 0.0):.3f} < {item.clearance:.3f}"
+        length = level_check.scene_units(context.scene).format
+        icon = 'ERROR' if item.severity == 'error' else 'INFO'
+        if item.kind in (OVERLAP, SUNK):
+            size = f"{length(-item.distance)} deep"
+        elif item.kind == FLOATING:
+            size = f"{length(item.distance)} up" if item.has_distance else "nothing below"
+        elif item.kind in TRAVERSAL_KINDS:
+            size = ""
+        else:
+            size = f"{length(max(item.distance, 0.0))} < {length(item.clearance)}"
         row = layout.row(align=True)
-        row.label(text=level_check.pair_text(item), icon=icon)
+        row.label(text=f"{item.kind.replace('_', ' ')}: {level_check.pair_text(item)}",
+                  icon=icon)
         row.label(text=size)
         op = row.operator(operators.OBJECT_OT_convex_select_finding.bl_idname, text="",
                           icon='ZOOM_SELECTED', emboss=False)
+        op.index = index
+        fix = row.row(align=True)
+        fix.enabled = bool(item.move)
+        op = fix.operator(fixes.OBJECT_OT_convex_resolve.bl_idname, text="", icon='CHECKMARK',
+                          emboss=False)
         op.index = index
 
     def filter_items(self, context, data, propname):
@@ -147,8 +162,14 @@ class VIEW3D_PT_convex_level(bpy.types.Panel):
         col.prop(settings, "scope", expand=True)
         if settings.scope == 'COLLECTION':
             col.prop(settings, "collection")
-        col.prop(settings, "clearance")
-        col.prop(settings, "touch_tolerance")
+        col.prop(settings, "rules_file")
+        if not settings.rules_file:
+            col.prop(settings, "rules_text")
+        ruled = bool(settings.rules_file) or settings.rules_text is not None
+        sub = col.column()
+        sub.active = not ruled          # the rules say these when there are rules
+        sub.prop(settings, "clearance")
+        sub.prop(settings, "touch_tolerance")
         col.prop(settings, "ignore_collection")
         col.prop(settings, "ignore_pairs")
         row = layout.row(align=True)
@@ -165,6 +186,9 @@ class VIEW3D_PT_convex_level(bpy.types.Panel):
             row.operator(operators.OBJECT_OT_convex_select_offending.bl_idname,
                          icon='RESTRICT_SELECT_OFF')
             row.prop(settings, "show_labels", toggle=True)
+            row = layout.row(align=True)
+            row.operator(fixes.OBJECT_OT_convex_resolve.bl_idname, icon='CHECKMARK')
+            row.operator(fixes.OBJECT_OT_convex_drop_to_support.bl_idname, icon='TRIA_DOWN_BAR')
             row = layout.row(align=True)
             row.operator(operators.OBJECT_OT_convex_export_level_report.bl_idname, icon='EXPORT')
             row.operator(operators.OBJECT_OT_convex_clear_level.bl_idname, icon='X')

@@ -1,24 +1,27 @@
 #!/usr/bin/env python
 """The main job, end to end: build a demo level, check it, report and picture the findings.
 
-    scripts/run.sh python scripts/demo_level.py [--out DIR] [--clearance C] [--no-picture]
+    scripts/run.sh python scripts/demo_level.py [--out DIR] [--no-picture]
     (or: bash scripts/demo.sh [options])
 
 Builds a level of a few hundred props of every shape kind (mesh cubes, UV spheres, cylinders,
 cones, ico spheres; non-uniformly scaled and rotated ones; meshes with bevel, subdivision,
 taper, solidify and array modifiers; rigid-body boxes, spheres, capsules, cylinders, cones and
-convex hulls) standing on a floor. Most stand alone; some pairs were placed overlapping, some
-closer than the clearance, some exactly touching. The level is saved as ``out/demo_level.blend``
-and checked the way a user would check it from the command line:
+convex hulls) standing on a floor, with concave set pieces (a terrain, a room shell, an arch, a
+table with UCX proxies, instanced shelves). Most stand alone, resting on what is below them;
+some were placed overlapping, closer than the clearance, sunk into the floor or floating above
+it. The level is saved as ``out/demo_level.blend`` with its rules (``scripts/demo_rules.toml``,
+kept in the file as a Text datablock) and checked the way a user would check it from the
+command line:
 
-    scripts/run.sh python scripts/check_level.py out/demo_level.blend --clearance 0.05 \\
-        --ignore Ground --ignore-pair 'Lamp*' 'Pillar*' --json out/report.json \\
+    scripts/run.sh python scripts/check_level.py out/demo_level.blend --json out/report.json \\
         --csv out/report.csv --picture out/findings.png
 
-Crates carry the custom property ``convex_clearance = 0`` (stacking them is fine), doors
-``convex_clearance = 0.6`` (they need room to open). Lamps sit on pillars on purpose, so that
-pair is ignored by pattern; the floor is ignored as a collection. The demo then compares the
-findings with the problems it planted and says whether the check found exactly those.
+The rules make the floor and the set pieces static, let fence posts stand 25 cm into the ground
+and rocks sit half buried, ignore the lamps mounted on pillars, and ask every prop to rest on
+something; crates carry the custom property ``convex_clearance = 0`` (stacking them is fine),
+doors ``convex_clearance = 0.6`` (they need room to open). The demo then compares the findings
+with the problems it planted and says whether the check found exactly those.
 
 ``build_scattered_level`` (used by ``scripts/benchmarks/level.py``) builds the benchmark levels.
 """
@@ -43,7 +46,10 @@ SET_PIECES_GAP = 3.5  # from the last row of props to the strip of concave set p
 SET_PIECES_DEPTH = 12.5  # depth of that strip (m)
 GRID = (18, 16)       # cells along x and y
 SCENARIO_EVERY = 9    # one cell in 9 holds a planted pair instead of a lone prop
-CLEARANCE = 0.05      # the demo's clearance (m)
+CLEARANCE = 0.05      # the demo's clearance (m; its rules file says so too)
+RULES = os.path.join(HERE, "demo_rules.toml")   # the demo level's rules file
+# How far subdivision (level 1) pulls a unit ico sphere's lowest vertex up (share of its size).
+BOULDER_SHRINK = 0.02906385
 DOOR_CLEARANCE = 0.6  # doors need this much room (custom property convex_clearance)
 
 
@@ -150,6 +156,11 @@ class LevelBuilder:
         pair = tuple(sorted((a.name, b.name)))
         self.expected.append((kind, *pair))
 
+    def expect_resting(self, kind, obj, below):
+        """A ``sunk`` or ``floating`` problem: the report names the object that sinks or floats
+        first."""
+        self.expected.append((kind, obj.name, below if isinstance(below, str) else below.name))
+
     def modifier(self, obj, name, kind, **settings):
         """Give ``obj`` a modifier once the level is built (``finish``), where a deferred
         builder makes its objects. Returns ``obj``."""
@@ -176,7 +187,8 @@ class LevelBuilder:
             with bpy.context.temp_override(active_object=objs[0], object=objs[0],
                                            selected_objects=objs,
                                            selected_editable_objects=objs):
-                bpy.ops.rigidbody.objects_add(type='PASSIVE')
+                # Active: props a game moves (a passive body is level geometry: static).
+                bpy.ops.rigidbody.objects_add(type='ACTIVE')
             for obj, shape in self.rigid_bodies:
                 obj.rigid_body.collision_shape = shape
         self.expected.sort()
@@ -195,25 +207,40 @@ class LevelBuilder:
         z = radius if z is None else z
         return self.add("Ball", "uv_sphere", (x, y, z), scale=(2 * radius,) * 3)
 
-    def barrel(self, x, y, radius=0.5, height=1.0):
-        return self.add("Barrel", "cylinder", (x, y, height / 2),
-                        scale=(2 * radius, 2 * radius, height))
+    def barrel(self, x, y, radius=0.5, height=1.0, z=None):
+        z = height / 2 if z is None else z
+        return self.add("Barrel", "cylinder", (x, y, z), scale=(2 * radius, 2 * radius, height))
 
     def cone(self, x, y, radius=0.5, height=1.0):
         return self.add("Cone", "cone", (x, y, height / 2), scale=(2 * radius, 2 * radius, height))
 
     def rock(self, x, y, size=1.0):
+        # A scaled, rotated ico sphere resting on its lowest vertex.
         rng = self.rng
         scale = size * rng.uniform(0.6, 1.1, 3)
         rot = rng.uniform(0, 2 * math.pi, 3)
-        return self.add("Rock", "ico_sphere", (x, y, 0.5 * scale[2]), rot, scale)
+        return self.add("Rock", "ico_sphere", (x, y, -self._lowest("ico_sphere", rot, scale)),
+                        rot, scale)
+
+    def _lowest(self, mesh, rotation, scale):
+        """The lowest z of ``mesh`` rotated (Euler XYZ) and scaled about its origin."""
+        from mathutils import Euler, Vector
+
+        turn = Euler(rotation, 'XYZ').to_matrix()
+        return min((turn @ Vector([c * s for c, s in zip(v.co, scale)])).z
+                   for v in self.meshes[mesh].vertices)
 
     def plank(self, x, y, yaw=0.0, tilt=0.25):
-        # A non-uniformly scaled box, rotated about z and tilted: a plank leaning on nothing.
-        return self.add("Plank", "cube", (x, y, 0.45), (tilt, 0.0, yaw), (1.3, 0.3, 0.12))
+        # A non-uniformly scaled box, rotated about z and tilted about its long axis: a plank
+        # lying on one edge (its lowest edge on the floor).
+        z = 0.5 * (0.3 * math.sin(tilt) + 0.12 * math.cos(tilt))
+        return self.add("Plank", "cube", (x, y, z), (tilt, 0.0, yaw), (1.3, 0.3, 0.12))
 
     def boulder(self, x, y, size=1.0):
-        obj = self.add("Boulder", "ico_sphere", (x, y, size / 2), scale=(size,) * 3)
+        # Subdivision pulls the ico sphere's lowest vertex up by this share of its size: the
+        # boulder is lowered by as much, so that it rests on the floor.
+        obj = self.add("Boulder", "ico_sphere", (x, y, size * (0.5 - BOULDER_SHRINK)),
+                       scale=(size,) * 3)
         return self.modifier(obj, "Subdivision", 'SUBSURF', levels=1)
 
     def post(self, x, y, radius=0.35, height=1.6):
@@ -271,7 +298,7 @@ class LevelBuilder:
     # --- planted pairs --------------------------------------------------------------------------
     def scenario(self, k, x, y):
         """Two props placed to overlap, to be too close, or to touch (see the comments)."""
-        s = k % 15
+        s = k % 20
         if s == 0:    # barrel pushed 0.2 into a crate's side
             a = self.crate(x - 0.5, y)
             b = self.barrel(x + 0.3, y)
@@ -326,10 +353,27 @@ class LevelBuilder:
             a = self.rigid("CYLINDER", x, y, 0.9)
             b = self.rail(x, y - 0.45)
             self.expect("overlap", a, b)
-        else:          # a rigid-body cone leaning into a rigid-body convex hull
+        elif s == 14:  # a rigid-body cone leaning into a rigid-body convex hull
             a = self.rigid("CONE", x - 0.25, y, 0.9)
             b = self.rigid("CONVEX_HULL", x + 0.25, y, 0.9)
             self.expect("overlap", a, b)
+        elif s == 15:  # a crate sunk 0.12 into the floor (crates may not sink at all)
+            a = self.crate(x, y, 0.8, z=0.4 - 0.12)
+            self.expect_resting("sunk", a, "Floor")
+        elif s == 16:  # a crate floating 0.3 above the floor
+            a = self.crate(x, y, 0.8, z=0.4 + 0.3)
+            self.expect_resting("floating", a, "Floor")
+        elif s == 17:  # a ball hovering 0.08 above the crate it should sit on
+            b = self.crate(x, y, 0.8)
+            a = self.ball(x, y, 0.3, z=0.8 + 0.08 + 0.3)
+            self.expect_resting("floating", a, b)
+        elif s == 18:  # a crate stacked 0.1 into the crate under it: two movable props overlap
+            a = self.crate(x, y, 0.8)
+            b = self.crate(x, y, 0.8, z=1.2 - 0.1)
+            self.expect("overlap", a, b)
+        else:          # a barrel sunk 0.2 into the floor
+            a = self.barrel(x, y, 0.4, 1.0, z=0.5 - 0.2)
+            self.expect_resting("sunk", a, "Floor")
 
     # --- concave set pieces (issue 11) -------------------------------------------------------
     def mesh_of_boxes(self, name, extents):
@@ -387,7 +431,7 @@ class LevelBuilder:
             top = float(height[int(round(py / cell)), int(round(px / cell))])
             obj = self.crate(x0 + px, y0 + py, crate, z=top + crate / 2 - sunk)
             if sunk:
-                self.expect("overlap", obj, ground)
+                self.expect_resting("sunk", obj, ground)
         return ground
 
     def room(self, x0, y0, size=(8.0, 8.0), wall=0.2, height=2.4):
@@ -435,17 +479,21 @@ class LevelBuilder:
         return column
 
     def proxied_table(self, x, y):
-        """A table whose Unreal collision is two UCX proxies (its top; its four legs, each a
-        loose part), with a crate under it: the table's convex hull would swallow the crate,
-        its collision does not."""
+        """A table whose Unreal collision is five UCX proxies (its top, and each leg: with
+        Unreal's One Convex Hull Per UCX on, as by default, one proxy of four legs would be one
+        hull around them), with a crate under it: the table's convex hull would swallow the
+        crate, its collision does not."""
         top = ((-1.0, -0.5, 0.9), (1.0, 0.5, 1.0))
         legs = [((lx, ly, 0.0), (lx + 0.1, ly + 0.1, 0.9)) for lx in (-1.0, 0.9)
                 for ly in (-0.5, 0.4)]
         self.mesh_of_boxes("table", [top] + legs)
         self.mesh_of_boxes("table_top", [top])
-        self.mesh_of_boxes("table_legs", legs)
+        proxies = [("UCX_Table_01", "table_top")]
+        for k, leg in enumerate(legs):
+            self.mesh_of_boxes(f"table_leg_{k}", [leg])
+            proxies.append((f"UCX_Table_{k + 2:02d}", f"table_leg_{k}"))
         table = self.set_piece("Table", "table", (x, y, 0.0))
-        for name, mesh in (("UCX_Table_01", "table_top"), ("UCX_Table_02", "table_legs")):
+        for name, mesh in proxies:
             proxy = self.set_piece(name, mesh, collection=self.pieces)
             proxy.parent = table
             proxy.display_type = 'WIRE'
@@ -549,7 +597,19 @@ def build_demo_level(seed=2024):
     builder.floor(size_x, size_y, center)
     builder.finish()
     _add_camera_and_light(size_x, size_y, center)
+    _add_rules(bpy.context.scene)
     return builder.expected
+
+
+def _add_rules(scene):
+    """The demo's rules file (``RULES``) kept in the level as a Text datablock, which the
+    command line and the Sidebar check with when no rules file is named."""
+    import bpy
+
+    with open(RULES, encoding="utf-8") as handle:
+        text = bpy.data.texts.new(os.path.basename(RULES))
+        text.write(handle.read())
+    scene.convex_level.rules_text = text
 
 
 def _add_camera_and_light(size_x, size_y, center):
@@ -740,12 +800,18 @@ def _shown(path):
     return path if relative.startswith("..") else relative
 
 
+def _counted(expected) -> str:
+    """"17 overlaps, 6 too close, ..." of the planted problems."""
+    names = {"overlap": "overlaps", "too_close": "too close", "sunk": "sunk",
+             "floating": "floating"}
+    return ", ".join(f"{sum(k == kind for k, *_ in expected)} {label}"
+                     for kind, label in names.items())
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "out"),
                         help="output folder (default: out/)")
-    parser.add_argument("--clearance", type=float, default=CLEARANCE,
-                        help=f"clearance in metres (default {CLEARANCE})")
     parser.add_argument("--no-picture", action="store_true", help="skip out/findings.png")
     args = parser.parse_args(argv)
 
@@ -766,9 +832,7 @@ def main(argv=None) -> int:
           f"floor, {n_objects} objects in all; {len(expected)} planted problems, saved to "
           f"{_shown(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
 
-    check_args = [_shown(blend), "--clearance", str(args.clearance), "--ignore", "Ground",
-                  "--ignore-pair", "Lamp*", "Pillar*",
-                  "--json", _shown(os.path.join(args.out, "report.json")),
+    check_args = [_shown(blend), "--json", _shown(os.path.join(args.out, "report.json")),
                   "--csv", _shown(os.path.join(args.out, "report.csv"))]
     if not args.no_picture:
         check_args += ["--picture", _shown(os.path.join(args.out, "findings.png"))]
@@ -784,10 +848,10 @@ def main(argv=None) -> int:
     print()
     if not missed and not extra:
         print(f"Demo OK: the check found exactly the {len(expected)} planted problems "
-              f"({sum(k == 'overlap' for k, *_ in expected)} overlaps, "
-              f"{sum(k == 'too_close' for k, *_ in expected)} too close); touching crates, "
-              f"the floor, the lamps on pillars, the column under the arch, the crates on the "
-              f"terrain, in the room, on the shelves and under the table were not reported.")
+              f"({_counted(expected)}); nothing resting on the floor, the terrain, each other "
+              f"or the shelves, the posts set into the ground, the half-buried rocks, the "
+              f"lamps on pillars, the column under the arch and the crate under the table "
+              f"was reported.")
         print(f"Total {time.perf_counter() - start:.1f} s")
         return 0
     for kind, a, b in missed:

@@ -63,10 +63,9 @@ def findings_picture(path, size) -> int:
             bpy.ops.wm.save_as_mainfile(filepath=blend)
         convex_tools.register()
         try:
-            result = cli.run([blend, "--clearance", str(demo_level.CLEARANCE),
-                              "--ignore", "Ground", "--ignore-pair", "Lamp*", "Pillar*",
-                              "--picture", path, "--picture-size", "{}x{}".format(*size),
-                              "--quiet"])
+            # The level carries its rules (demo_level.RULES) as a Text datablock.
+            result = cli.run([blend, "--picture", path, "--picture-size",
+                              "{}x{}".format(*size), "--quiet"])
         finally:
             convex_tools.unregister()
     found = sorted((f.kind, f.object_a, f.object_b) for f in result.findings)

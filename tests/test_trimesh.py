@@ -9,7 +9,7 @@ from convex_tools.core import (Box, Capsule, Compound, Sphere, Triangle, Triangl
                                Transformed, bvh, contact_manifold, distance, gjk, intersect,
                                penetration, posed, ray_cast, signed_distance, sweep, translated)
 from convex_tools.core import Status, concave, trimesh
-from convex_tools.core.level import OVERLAP, TOO_CLOSE, Stats, check_shapes
+from convex_tools.core.level import OVERLAP, SUNK, TOO_CLOSE, Stats, check_shapes
 
 from geometry_helpers import random_rotation, rigid, rotation
 
@@ -491,17 +491,18 @@ def test_level_check_on_terrain_reports_sunk_and_close_props_by_triangle():
     stats = Stats()
     found = check_shapes([ground] + props, ["Ground", "Sunk", "Hovering", "Clear"],
                          clearance=0.05, stats=stats)
+    # The terrain (a triangle mesh: static) supports the sunk box: "sunk", the box named first.
     assert [(f.object_a, f.object_b, f.kind) for f in found] == [
-        ("Ground", "Sunk", OVERLAP), ("Ground", "Hovering", TOO_CLOSE)]
+        ("Sunk", "Ground", SUNK), ("Ground", "Hovering", TOO_CLOSE)]
     sunk, hovering = found
     assert sunk.distance == pytest.approx(-0.1) and hovering.distance == pytest.approx(0.02)
-    assert sunk.part_a.startswith("triangle ") and sunk.part_b is None
+    assert sunk.part_b.startswith("triangle ") and sunk.part_a is None
     assert stats.part_culled == 1          # "Clear": its box overlaps the terrain's, no triangle's
 
 
 def test_level_check_without_clearance_still_finds_a_sunk_prop():
     found = check_shapes([terrain(), translated(Sphere(0.3), (0.5, 0.5, 0.25))], ["G", "Ball"])
-    assert [(f.object_a, f.kind, f.part_a) for f in found] == [("Ball", OVERLAP, None)]
+    assert [(f.object_a, f.kind, f.part_a) for f in found] == [("Ball", SUNK, None)]
     assert found[0].part_b.startswith("triangle ")
     assert found[0].distance == pytest.approx(-0.05)
 

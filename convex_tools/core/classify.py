@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import concave
 from .queries import distance, penetration, sweep
 from .shapes import MinkowskiSum, Sphere, Transformed
 
@@ -79,10 +80,12 @@ def push_direction(m: Measured, tolerance: float, scale: float):
     """The unit direction i must move to leave j, or None when the measurement gives none."""
     if m.signed < -tolerance and m.normal is not None:
         return -np.asarray(m.normal, dtype=float)
-    gap = np.asarray(m.point_a, dtype=float) - np.asarray(m.point_b, dtype=float)
-    length = float(np.sqrt(gap @ gap))
-    if m.signed > 0.0 and length > DIRECTION_GAP * max(scale, 1e-300):
-        return gap / length
+    if m.signed > 0.0:
+        (ax, ay, az), (bx, by, bz) = m.point_a.tolist(), m.point_b.tolist()
+        gx, gy, gz = ax - bx, ay - by, az - bz
+        length = math.sqrt(gx * gx + gy * gy + gz * gz)
+        if length > DIRECTION_GAP * max(scale, 1e-300):
+            return np.array([gx / length, gy / length, gz / length])
     if m.normal is not None:
         return -np.asarray(m.normal, dtype=float)
     return None
@@ -98,6 +101,49 @@ def lift_slope(a, b, signed, step):
         return rise
     down = distance(_moved(a, (0.0, 0.0, -step)), b).distance
     return -(down - max(signed, 0.0)) / step
+
+
+def pair_slope(a, b, signed, normal, step, tolerance, scale):
+    """Up component of the push direction of convex ``a`` from convex ``b`` (``signed`` their
+    signed distance, ``normal`` the contact normal from a toward b when known)."""
+    m = Measured(-1, -1, -1, signed, np.zeros(3), np.zeros(3), normal)
+    if signed > 0.0 or normal is not None:
+        result = distance(a, b) if signed > 0.0 else None
+        if result is not None:
+            m = m._replace(point_a=result.point_a, point_b=result.point_b)
+        direction = push_direction(m, tolerance, scale)
+        if direction is not None:
+            return float(direction[2])
+    return lift_slope(a, b, signed, step)
+
+
+def concave_support(a, b, floating, step, tolerance, scale, cos_up) -> int:
+    """Whether a part of ``b`` holds ``a`` up (+1), a part of ``a`` holds ``b`` up (-1), or
+    neither (0), for concave shapes (a compound or a triangle mesh on either side): the part
+    pairs within ``floating`` of each other, each judged as a convex pair. A triangle entered
+    from its front pushes along its normal (the mesh's depth: never through its back)."""
+    for part_a, part_b, normal_a, normal_b in concave.part_pairs_within(a, b, floating):
+        signed = distance(part_a, part_b)
+        if signed.intersecting:
+            if normal_b is not None:          # a entered b's triangle: pushed out of its front
+                up = normal_b[2]
+            elif normal_a is not None:        # b entered a's triangle: a pushed back from it
+                up = -normal_a[2]
+            else:
+                contact = penetration(part_a, part_b)
+                if contact is None:
+                    up = lift_slope(part_a, part_b, 0.0, step)
+                else:
+                    up = -float(contact.normal[2])
+        elif signed.distance > floating:
+            continue
+        else:
+            up = pair_slope(part_a, part_b, signed.distance, None, step, tolerance, scale)
+        if up >= cos_up:
+            return 1
+        if -up >= cos_up:
+            return -1
+    return 0
 
 
 def touch_normal(a, b, size, tolerance):
@@ -143,15 +189,6 @@ def drop_distance(shapes, i, lower, upper, static_ok=None):
     if best is None:
         return None, None
     return best_t * reach, best
-
-
-def scale_of(lower, upper, i, j) -> float:
-    """A pair's size: the larger diagonal of their boxes."""
-    return float(max(np.linalg.norm(upper[i] - lower[i]), np.linalg.norm(upper[j] - lower[j])))
-
-
-def volume_of(lower, upper, k) -> float:
-    return float(np.prod(np.maximum(upper[k] - lower[k], 0.0)))
 
 
 def cos_limit(settings: Settings) -> float:

@@ -702,3 +702,18 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0),
         return None
     best.part_a, best.part_b = va.part_id(pair[0]), vb.part_id(pair[1])
     return best
+
+
+# --- part pairs near each other (the level check's support test) -------------------------------
+
+def part_pairs_within(a, b, reach: float):
+    """(part of a, part of b, normal of a's triangle or None, normal of b's triangle or None)
+    for every part pair whose boxes are within ``reach`` of each other, nearest first (a convex
+    shape is its own one part). The level check asks which of them holds an object up."""
+    va, vb = _view("a", a), _view("b", b)
+    for gap, i, j in bvh.nearest_pairs(va.tree, vb.tree):
+        if gap > reach:
+            break
+        yield (va.part(i), vb.part(j),
+               va.normal_tuple(i) if va.is_mesh else None,
+               vb.normal_tuple(j) if vb.is_mesh else None)

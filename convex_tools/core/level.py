@@ -587,24 +587,32 @@ class LevelCheck:
         supported = np.zeros(len(self.names), dtype=bool)
         found = []
         supports = lifts = 0
+        sizes = self._sizes
         for m in sorted(self._measured, key=lambda m: m.row):
             i, j = m.i, m.j
             need = float(self.pair_need[m.row])
-            scale = classify.scale_of(self.lower, self.upper, i, j)
+            scale = max(sizes[i], sizes[j])
             up = None
+            sup = None
             if m.signed <= settings.floating:
-                direction = classify.push_direction(m, tolerance, scale)
-                if direction is not None:
-                    up = float(direction[2])
-                else:
-                    lifts += 1
-                    step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
-                    a, b = self.shapes[i], self.shapes[j]
+                step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
+                a, b = self.shapes[i], self.shapes[j]
+                if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
+                    # A compound or mesh touches in several places: any part may hold it up.
                     _reset(a, b)
-                    up = classify.lift_slope(a, b, m.signed, step)
+                    side = classify.concave_support(a, b, settings.floating, step, tolerance,
+                                                    scale, cos_up)
+                    up = float(side)
+                else:
+                    direction = classify.push_direction(m, tolerance, scale)
+                    if direction is not None:
+                        up = float(direction[2])
+                    else:
+                        lifts += 1
+                        _reset(a, b)
+                        up = classify.lift_slope(a, b, m.signed, step)
             # Who rests on whom: j supports i when i's push direction is near up, i supports
             # j when it is near down.
-            sup = None
             if up is not None and up >= cos_up:
                 sup = (i, j)
             elif up is not None and -up >= cos_up:
@@ -612,7 +620,8 @@ class LevelCheck:
             if sup is not None:
                 supports += 1
                 supported[sup[0]] = True
-                if m.signed < -tolerance and assign.static[sup[1]]:
+                if m.signed < -tolerance and assign.static[sup[1]] \
+                        and self._pushed_up(m, sup, cos_up):
                     finding = self._sunk(m, sup)
                     if finding is not None:
                         found.append(finding)
@@ -628,6 +637,23 @@ class LevelCheck:
         self.stats.supports, self.stats.lift_tests = supports, lifts
         self.stats.times["classify"] = time.perf_counter() - t0
         return found
+
+    @property
+    def _sizes(self) -> list:
+        """Each object's box diagonal (a pair's size is the larger of its two)."""
+        if getattr(self, "_size_list", None) is None:
+            self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
+        return self._size_list
+
+    @staticmethod
+    def _pushed_up(m, sup, cos_up) -> bool:
+        """Whether the deepest contact of a support pair pushes the supported object up (it
+        sank); a concave supporter may hold it up in one place while it is pushed into a wall
+        in another (an overlap)."""
+        if m.normal is None:
+            return True
+        up = -float(m.normal[2])          # i's push direction is -normal
+        return (up if sup[0] == m.i else -up) >= cos_up
 
     def _rule_and_severity(self, kind, i, j, clearance_rule=None):
         assign = self.assign
@@ -647,7 +673,7 @@ class LevelCheck:
                       if not assign.static[k]]
         if not candidates:
             return None
-        return min(candidates, key=lambda k: (classify.volume_of(self.lower, self.upper, k),
+        return min(candidates, key=lambda k: (float(np.prod(self.upper[k] - self.lower[k])),
                                               self.names[k]))
 
     def _fix(self, k, m, translation_of_i):
@@ -668,16 +694,17 @@ class LevelCheck:
             translation = m.point_b - m.point_a          # moving i by it leaves them touching
             rule, severity = self._rule_and_severity(kind, i, j)
         else:
-            direction = classify.push_direction(
-                m, self.touch_tolerance, classify.scale_of(self.lower, self.upper, i, j))
+            scale = max(self._sizes[i], self._sizes[j])
+            direction = classify.push_direction(m, self.touch_tolerance, scale)
             if direction is None or m.signed <= 0.0:
                 a, b = self.shapes[i], self.shapes[j]
                 _reset(a, b)
-                normal = classify.touch_normal(
-                    a, b, classify.scale_of(self.lower, self.upper, i, j), self.touch_tolerance)
+                normal = classify.touch_normal(a, b, scale, self.touch_tolerance)
                 direction = -normal if normal is not None else None
             translation = None if direction is None else direction * (need - m.signed)
             label = self._need_labels[int(self._need_rule[m.row])]
+            if label == "groups":
+                label = self.assign.group_label(i, j)
             rule, severity = self._rule_and_severity(kind, i, j, label)
         mover = self._mover(m)
         move, moved, extra = self._fix(mover, m, translation) if translation is not None \

@@ -183,25 +183,7 @@ class PoseTable:
     @classmethod
     def from_shapes(cls, shapes) -> "PoseTable":
         """A table of any sequence of shapes (OTHER for those it cannot batch)."""
-        locals_, index, matrices = [], [], []
-        seen = {}
-        identity = np.eye(4)
-        placed, transformed = Placed, _shapes.Transformed
-        for shape in shapes:
-            if isinstance(shape, placed):
-                inner, matrix = shape.inner, shape.matrix
-            elif isinstance(shape, transformed):
-                inner, matrix = shape.shape, shape.matrix
-            else:
-                inner, matrix = shape, identity
-            u = seen.get(id(inner))
-            if u is None:
-                u = seen[id(inner)] = len(locals_)
-                locals_.append(inner)
-            index.append(u)
-            matrices.append(matrix)
-        stack = np.stack(matrices) if matrices else np.zeros((0, 4, 4))
-        return cls.from_poses(locals_, np.asarray(index, dtype=np.int64), stack)
+        return cls.from_poses(*split_poses(shapes))
 
     @classmethod
     def from_poses(cls, local_shapes, index, matrices) -> "PoseTable":
@@ -335,6 +317,31 @@ class PoseTable:
                 c = p[9:12].T
                 lower[rows[sel]] = dots.min(axis=0).reshape(-1, 3) + c
                 upper[rows[sel]] = dots.max(axis=0).reshape(-1, 3) + c
+
+
+def split_poses(shapes):
+    """(distinct local shapes, index (N,) into them, matrices (N, 4, 4)) of a sequence of
+    shapes: ``Transformed`` and ``Placed`` ones split into their local shape and matrix, bare
+    ones under the identity; local shapes are shared by identity."""
+    locals_, index, matrices = [], [], []
+    seen = {}
+    identity = np.eye(4)
+    placed, transformed = Placed, _shapes.Transformed
+    for shape in shapes:
+        if isinstance(shape, placed):
+            inner, matrix = shape.inner, shape.matrix
+        elif isinstance(shape, transformed):
+            inner, matrix = shape.shape, shape.matrix
+        else:
+            inner, matrix = shape, identity
+        u = seen.get(id(inner))
+        if u is None:
+            u = seen[id(inner)] = len(locals_)
+            locals_.append(inner)
+        index.append(u)
+        matrices.append(matrix)
+    stack = np.stack(matrices) if matrices else np.zeros((0, 4, 4))
+    return locals_, np.asarray(index, dtype=np.int64), stack
 
 
 def _by_hull(hull_ids):

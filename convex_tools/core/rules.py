@@ -9,7 +9,7 @@ A rules file is TOML (read with ``tomllib``)::
     support_angle = 45    # degrees from up (+Z) within which a contact supports
     severity = "error"    # error | warning
     engine = "both"       # unreal | godot | both: whose proxy naming rules apply
-    one_hull_per_ucx = false
+    one_hull_per_ucx = true   # Unreal's import option (its default: on)
 
     [severity]            # per finding kind
     floating = "warning"
@@ -72,8 +72,8 @@ DEFAULTS = {
     "floating": 0.01,
     "support_angle": 45.0,
     "severity": ERROR,
-    "engine": "both",
-    "one_hull_per_ucx": None,      # None: the engine's own default (see proxies)
+    "engine": None,                # None: the scene's setting (Sidebar), else "both"
+    "one_hull_per_ucx": None,      # None: the scene's setting, else Unreal's own default
 }
 GROUP_KEYS = ("names", "collections", "property", "must_rest", "embed", "static", "clearance",
               "severity", "walkable", "blocks_agent")
@@ -387,9 +387,6 @@ def _parse(text: str, source: str) -> Rules:
         rules.warnings.append(f"{where}: unknown key {section + '.' if section else ''}{key} "
                               f"(ignored)")
 
-    for top, value in data.items():
-        if top not in ("defaults", "severity", "groups", "pair", "traversal"):
-            unknown("", top)
     defaults = _table(data, "defaults", error)
     for key, value in defaults.items():
         if key not in DEFAULTS:
@@ -448,6 +445,9 @@ def _parse(text: str, source: str) -> Rules:
             rules.traversal[key] = value
         else:
             rules.traversal[key] = _length(value, lambda m: error("traversal", key, m))
+    for top in data:
+        if top not in ("defaults", "severity", "groups", "pair", "traversal"):
+            unknown("", top)
     return rules
 
 
@@ -548,6 +548,8 @@ def _line_of(lines, section, key):
             current = match.group(1).replace('"', "").replace(" ", "")
             if current == section and header_line is None:
                 header_line = number
+            if not section and current == key:      # a table of its own at the top level
+                return number
             continue
         if key and current == section and re.match(rf"^\s*{re.escape(key)}\s*=", line):
             return number

@@ -8,6 +8,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from convex_tools import api, level_check, objects  # noqa: E402
+from convex_tools.core import distance as core_distance  # noqa: E402
 from convex_tools.core.level import OVERLAP, TOO_CLOSE, Stats  # noqa: E402
 from convex_tools.proxies import ProxyIndex, parse_name  # noqa: E402
 
@@ -16,18 +17,23 @@ from bpy_helpers import boxes, rigid  # noqa: E402
 
 # --- names --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name, convention, kind, owners", [
-    ("UCX_Crate", "UCX_", "CONVEX_PARTS", ("Crate",)),
-    ("UCX_Crate_01", "UCX_", "CONVEX_PARTS", ("Crate_01", "Crate")),
-    ("ucx_Crate_7", "UCX_", "CONVEX_PARTS", ("Crate_7", "Crate")),
+    # Unreal: one hull per UCX proxy by default (One Convex Hull Per UCX is on in Unreal).
+    ("UCX_Crate", "UCX_", "HULL", ("Crate",)),
+    ("UCX_Crate_01", "UCX_", "HULL", ("Crate_01", "Crate")),
     ("UBX_Door_02", "UBX_", "BOX", ("Door_02", "Door")),
     ("USP_Ball", "USP_", "SPHERE", ("Ball",)),
     ("UCP_Guard_1", "UCP_", "CAPSULE", ("Guard_1", "Guard")),
-    # A Blender duplicate of an asset and its proxies: the suffix goes to the owner's name.
-    ("UCX_Crate_01.001", "UCX_", "CONVEX_PARTS", ("Crate_01.001", "Crate.001")),
+    # A Blender duplicate of an asset and its proxies: Blender's pairing (Crate.001), then what
+    # the importer reads (Crate).
+    ("UCX_Crate_01.001", "UCX_", "HULL", ("Crate_01.001", "Crate.001", "Crate")),
+    # Godot: a -colonly object is a body of its own; its owners are the visual's names.
     ("Wall-colonly", "-colonly", "MESH", ("Wall",)),
-    ("Wall$ColOnly", "-colonly", "MESH", ("Wall",)),
     ("Wall_convcolonly", "-convcolonly", "HULL", ("Wall",)),
-    ("Wall-colonly.003", "-colonly", "MESH", ("Wall.003",)),
+    # Blender's ".003" reaches Godot as "_003": the body is "Wall_003", beside "Wall.003".
+    ("Wall-colonly.003", "-colonly", "MESH", ("Wall_003", "Wall")),
+    # Found in any case after "$", but Godot takes it out only as written: the name stays.
+    ("Wall$ColOnly", "-colonly", "MESH", ("Wall$ColOnly",)),
+    ("Wall$colonly", "-colonly", "MESH", ("Wall",)),
     ("Terrain-col", "-col", "MESH", ()),
     ("Rock_convcol", "-convcol", "HULL", ()),
 ])
@@ -36,8 +42,13 @@ def test_proxy_names_say_what_they_are_and_whose(name, convention, kind, owners)
     assert (parsed.convention, parsed.kind, parsed.owners) == (convention, kind, owners)
 
 
-@pytest.mark.parametrize("name", ["Crate", "UCX_", "UCXCrate", "Protocol", "-col", "Cube.001",
-                                  "Wallcol", "Wall-collider"])
+def test_one_convex_hull_per_ucx_off_splits_a_ucx_proxy_into_its_loose_parts():
+    assert parse_name("UCX_Crate", one_hull_per_ucx=False).kind == "CONVEX_PARTS"
+    assert parse_name("UBX_Crate", one_hull_per_ucx=False).kind == "BOX"
+
+
+@pytest.mark.parametrize("name", ["Crate", "UCX_", "UCXCrate", "Protocol", "Cube.001",
+                                  "Wallcol", "Wall-collider", "ucx_Crate_7", "Ucx_Crate"])
 def test_ordinary_names_are_not_proxies(name):
     assert parse_name(name) is None
 
@@ -60,16 +71,32 @@ def table(addon):
     return visual, proxy_top, proxy_legs, crate
 
 
-def test_ucx_proxies_replace_their_object(table):
+def test_ucx_proxies_replace_their_object_one_hull_each_by_default(table):
     visual, proxy_top, proxy_legs, crate = table
     shape = api.shape_from_object(visual)
-    # One hull per proxy, and one per loose part of a proxy: the top, then the four legs.
+    # Unreal's default: each UCX proxy is one hull, so the legs' proxy is one hull around the
+    # four legs, and it holds the crate (as it would in Unreal).
+    assert list(shape.names) == ["UCX_Table_01", "UCX_Table_02"]
+    stats = Stats()
+    (f,) = level_check.check_scene(stats=stats)
+    assert (f.kind, f.object_a, f.object_b, f.part_b) == (OVERLAP, "Crate", "Table",
+                                                          "UCX_Table_02")
+    assert stats.objects == 2          # the table and the crate; the proxies are the table
+
+
+def test_ucx_proxies_split_into_loose_parts_with_one_hull_per_ucx_off(table):
+    visual, proxy_top, proxy_legs, crate = table
+    index = ProxyIndex(one_hull_per_ucx=False)
+    shape = objects.shape_from_object(visual, proxies=index)
+    # One hull per loose part of a proxy: the top, then the four legs.
     assert list(shape.names) == ["UCX_Table_01", "UCX_Table_02 part 0", "UCX_Table_02 part 1",
                                  "UCX_Table_02 part 2", "UCX_Table_02 part 3"]
-    assert api.distance(visual, crate).distance == pytest.approx(0.3)   # crate top to table top
-    stats = Stats()
-    assert level_check.check_scene(stats=stats) == []
-    assert stats.objects == 2          # the table and the crate; the proxies are the table
+    # The crate's top is 0.3 under the table top, and clear of the legs.
+    assert core_distance(api.shape_from_object(crate), shape).distance == pytest.approx(0.3)
+    assert level_check.check_scene(one_hull_per_ucx=False) == []
+    # The scene setting does the same.
+    bpy.context.scene.convex_level.one_hull_per_ucx = False
+    assert level_check.check_scene() == []
     # Without the proxies the table is its hull, which holds the crate.
     visual.convex_tools.kind = 'HULL'
     (f,) = level_check.check_scene()
@@ -78,7 +105,7 @@ def test_ucx_proxies_replace_their_object(table):
 
 def test_a_finding_on_a_proxied_object_names_the_proxy_part(table):
     visual, proxy_top, proxy_legs, crate = table
-    (f,) = level_check.check_scene(clearance=0.35)
+    (f,) = level_check.check_scene(clearance=0.35, one_hull_per_ucx=False)
     assert (f.kind, f.object_a, f.object_b) == (TOO_CLOSE, "Crate", "Table")
     assert f.distance == pytest.approx(0.3) and f.part_b == "UCX_Table_01"
 
@@ -91,7 +118,9 @@ def test_a_selected_proxy_stands_for_its_owner(table):
 
 def test_the_panel_says_which_representation_an_object_uses(table):
     visual, proxy_top, proxy_legs, crate = table
-    assert objects.describe(visual) == "UCX proxies: 5 hulls"
+    assert objects.describe(visual) == "UCX proxies: 2 hulls"
+    assert objects.describe(visual, proxies=ProxyIndex(one_hull_per_ucx=False)) == \
+        "UCX proxies: 5 hulls"
     assert objects.describe(crate) == "Evaluated mesh: convex hull"
     visual.convex_tools.kind = 'BOX'
     assert objects.describe(visual) == "Convex Tools setting: box (UCX proxies ignored)"
@@ -124,7 +153,7 @@ def test_box_sphere_and_capsule_proxies_are_fitted_to_the_proxy_object(addon):
     np.testing.assert_allclose(capsule.support([-1, 0, 0])[0], -4.5, atol=1e-12)
 
 
-def test_godot_colonly_stands_in_as_a_mesh_and_suffixes_mark_objects_themselves(addon):
+def test_godot_colonly_is_a_body_of_its_own_beside_its_visual(addon):
     wall = boxes("Wall", [((0, 0, 0), (4, 0.2, 3))])
     collision = boxes("Wall-colonly", [((0, 0, 0), (4, 0.2, 3))])
     ground = boxes("Ground-col", [((-10, -10, -1), (10, 10, 0))])
@@ -132,31 +161,42 @@ def test_godot_colonly_stands_in_as_a_mesh_and_suffixes_mark_objects_themselves(
     lone = boxes("Cliff-colonly", [((20, 0, 0), (21, 1, 1))])
     bpy.context.view_layer.update()
     index = ProxyIndex()
-    assert index.owner_of(collision) == wall
-    assert objects.describe(wall, proxies=index) == "Godot -colonly proxy: mesh, 12 triangles"
+    # Godot replaces Wall-colonly by a StaticBody3D named "Wall": a body of its own, the mesh
+    # "Wall" beside it keeps its look and has no collision.
+    assert index.owner_of(collision) is None and index.visual_of(collision) == wall
+    assert "Wall" in index.excluded and "Wall-colonly" in index.excluded["Wall"]
+    assert objects.describe(collision, proxies=index) == "Godot -colonly suffix: mesh, 12 triangles"
+    assert objects.describe(wall, proxies=index) == "Godot -colonly body: mesh, 12 triangles"
     assert objects.describe(ground, proxies=index) == "Godot -col suffix: mesh, 12 triangles"
     assert objects.describe(rock, proxies=index) == "Godot -convcol suffix: convex hull"
-    # An owner-less -colonly is collision of its own.
     assert objects.describe(lone, proxies=index) == "Godot -colonly suffix: mesh, 12 triangles"
+    assert index.visual_of(lone) is None
     stats = Stats()
     level_check.check_scene(stats=stats)
-    assert stats.objects == 4          # Wall (through Wall-colonly), Ground-col, Rock, Cliff
+    # Wall-colonly, Ground-col, Rock_convcol, Cliff-colonly; Wall is listed as excluded.
+    assert stats.objects == 4
+    assert [n for n, why in stats.skipped_objects if why.startswith("excluded")] == ["Wall"]
 
 
-def test_a_godot_convcolonly_proxy_stands_in_as_a_convex_hull(addon):
+def test_a_godot_convcolonly_body_is_checked_as_a_convex_hull_and_named_as_itself(addon):
     # The rock's collision reaches 1 m out where its look is a 0.2 m slab: a crate 0.6 m out
     # overlaps the collision by 0.4, the look not at all.
     rock = boxes("Rock", [((0, 0, 0), (4, 0.2, 3))])
-    boxes("Rock-convcolonly", [((0, 0, 0), (4, 1, 3))])
+    body = boxes("Rock-convcolonly", [((0, 0, 0), (4, 1, 3))])
     boxes("Crate", [((0, 0.6, 0), (1, 1.6, 1))])
     bpy.context.view_layer.update()
-    assert objects.describe(rock) == "Godot -convcolonly proxy: 1 hull"
+    assert objects.describe(rock) == "Godot -convcolonly body: 1 hull"
     assert list(api.shape_from_object(rock).names) == ["Rock-convcolonly"]
     stats = Stats()
     (f,) = level_check.check_scene(stats=stats)
-    assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Rock")
-    assert f.distance == pytest.approx(-0.4) and f.part_b == "Rock-convcolonly"
+    # The finding names the body, and the index names the visual beside it.
+    assert (f.kind, f.object_a, f.object_b) == (OVERLAP, "Crate", "Rock-convcolonly")
+    assert f.distance == pytest.approx(-0.4)
+    assert ProxyIndex().visual_name(f.object_b) == "Rock" == rock.name
+    assert ProxyIndex().finding_extra(f.object_a, f.object_b) == {"visual_b": "Rock"}
+    assert ProxyIndex().finding_extra("Shelf_B/Rock-convcolonly") == {"visual_a": "Shelf_B/Rock"}
     assert stats.objects == 2
+    assert body.name in ProxyIndex().notes
 
 
 # --- Compound Parent rigid bodies ----------------------------------------------------------------
@@ -217,4 +257,4 @@ def test_the_sidebar_shows_the_active_objects_representation(table):
     context = SimpleNamespace(scene=bpy.context.scene, active_object=visual,
                               evaluated_depsgraph_get=bpy.context.evaluated_depsgraph_get)
     ui.VIEW3D_PT_convex_tools.draw(panel, context)
-    assert "UCX proxies: 5 hulls" in labels
+    assert "UCX proxies: 2 hulls" in labels
