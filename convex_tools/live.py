@@ -72,6 +72,7 @@ class LiveCheck:
         self.rebuild = True         # a full check is needed before anything else
         self.building = None        # a LevelRun under way
         self.dirty = set()          # indices of entries to measure again
+        self.poses = {}             # entry index -> (world matrix, content key) as measured
         self.reshape = False        # some geometry changed: shapes made before are stale
         self.during = []            # updates that came while a full check was under way
         self.pairs = {}             # (i, j) -> (row, findings, supported object or None)
@@ -106,26 +107,25 @@ class LiveCheck:
         if self.building is not None:
             # The full check under way may have made some shapes already: what changes now
             # is taken in once it is done.
-            self.during.extend((u.id.original, u.is_updated_geometry) for u in depsgraph.updates
-                               if u.id is not None)
+            self.during.extend(_updates(depsgraph))
             return
         if rules_signature(scene) != self.signature:
             self.restart()
             return
         if self.run is None:        # the last full check failed: only a rule change helps
             return
-        self._take(((u.id.original, u.is_updated_geometry) for u in depsgraph.updates
-                    if u.id is not None), scene)
+        self._take(_updates(depsgraph), scene)
 
     def _take(self, updates, scene):
-        """Mark what the updates ((ID, geometry changed) each) moved or changed."""
+        """Mark what the updates ((ID, geometry changed, transform changed) each) moved or
+        changed."""
         try:
             self._take_each(updates, scene)
         except ReferenceError:      # deleted since the update came: the level changed
             self.restart()
 
     def _take_each(self, updates, scene):
-        for thing, geometry in updates:
+        for thing, geometry, transform in updates:
             if isinstance(thing, bpy.types.Collection):
                 if thing == _rigid_body_collection(scene):
                     continue        # a rigid body moved: its object says so itself
@@ -134,23 +134,42 @@ class LiveCheck:
                 self.restart()
                 return
             elif isinstance(thing, bpy.types.Object):
-                self._note_object(thing)
+                self._note_object(thing, geometry, transform)
                 if self.rebuild:
                     return
                 # Shapes are shared by content, and an edited mesh keeps its identity: the
                 # shapes made before an edit must not be handed out again.
                 self.reshape |= geometry
 
-    def _note_object(self, obj):
+    def _note_object(self, obj, geometry, transform):
         entries = self.index.get(obj.name)
         if entries is None:
             owner = self.run.proxies.owner_of(obj)      # a proxy moves its owner's shape
             entries = self.index.get(owner.name) if owner is not None else None
+            geometry = True                             # (its parts, not its matrix)
         if entries is not None:
-            self.dirty.update(entries)
+            self.dirty.update(k for k in entries if geometry or self._changed(k, transform))
         elif obj.name not in self.outside and (obj.type in GEOMETRY_TYPES
                                                or obj.instance_type == 'COLLECTION'):
             self.restart()      # a new, renamed or newly visible object
+
+    def _changed(self, k, transform) -> bool:
+        """Whether entry ``k`` may have changed: Blender reports every rigid body as moved when
+        one moves, and settings changes without a flag. A reported move with the same world
+        matrix is no move; an update without flags is a change unless the object's content key
+        (what its shape is made of) is the one it was measured with."""
+        entry = self.run.kept[k]
+        matrix, key = self.poses.get(k, (None, None))
+        if np.array(entry.obj.matrix_world, dtype=float).tobytes() != matrix:
+            return True
+        if transform:
+            return False
+        return key is None or self.run.shape_cache._content_key(entry.obj) != key
+
+    def _pose(self, k):
+        entry = self.run.kept[k]
+        return (np.array(entry.obj.matrix_world, dtype=float).tobytes(),
+                self.run.shape_cache._content_key(entry.obj))
 
     # --- work --------------------------------------------------------------------------------
     def work(self, budget=FRAME_BUDGET, depsgraph=None) -> bool:
@@ -224,6 +243,9 @@ class LiveCheck:
             for obj in (entry.obj, *entry.instancers):
                 self.index[obj.name].append(k)
         self.index = dict(self.index)
+        # Each object's world matrix as measured (its content key: once it is measured again).
+        self.poses = {k: (np.array(entry.obj.matrix_world, dtype=float).tobytes(), None)
+                      for k, entry in enumerate(run.kept)}
         self.outside = {o.name for o in bpy.context.view_layer.objects
                         if o.name not in self.index}
         # The full check's pair filters, kept per object (they read every name otherwise).
@@ -332,6 +354,7 @@ class LiveCheck:
             shapes.append(shape)
         for k, shape in zip(chunk, shapes):
             run.shapes[k] = shape
+            self.poses[k] = self._pose(k)
         lower, upper = world_aabbs(shapes, PoseTable.from_shapes(shapes))
         check.lower[chunk], check.upper[chunk] = lower, upper
         before = {key: self.pairs[key][1] for k in chunk for key in self.by_object.get(k, ())}
@@ -567,6 +590,12 @@ def classify_one(check, m):
         check._measured, check.done = saved_measured, saved_done
     supported = captured[0] if captured else ()
     return found, (int(supported[0]) if len(supported) else None)
+
+
+def _updates(depsgraph):
+    """(ID, geometry changed, transform changed) of each update of ``depsgraph``."""
+    return [(u.id.original, u.is_updated_geometry, u.is_updated_transform)
+            for u in depsgraph.updates if u.id is not None]
 
 
 def _rigid_body_collection(scene):

@@ -314,3 +314,17 @@ def test_check_level_and_clear_while_live_leave_the_list_to_the_live_check(live_
     assert_same_findings(stored, moved, STORED)
     assert ("overlap", "Crate.001", "Crate.002") in [(f.kind, f.object_a, f.object_b)
                                                      for f in moved]
+
+
+def test_rigid_bodies_reported_moved_with_another_are_not_measured_again(live_room):
+    from bpy_helpers import rigid
+    for k in range(6):
+        rigid(crate(f"Barrel.rb{k}", (2.0 * k - 5.0, 4.0, 0.5)), 'BOX', 'ACTIVE')
+    bpy.context.view_layer.update()
+    api.live_findings()
+    # Blender reports every active rigid body as moved when one moves.
+    bpy.data.objects["Barrel.rb0"].location.x += 0.3
+    bpy.data.objects["Crate.001"].location.y += 0.1
+    bpy.context.view_layer.update()
+    assert live.current().last_work["objects"] == 2
+    assert_same_findings(api.live_findings(), full_check())
