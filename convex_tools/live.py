@@ -34,6 +34,7 @@ import bisect
 import fnmatch
 import time
 from collections import defaultdict
+from types import SimpleNamespace
 
 import bpy
 import numpy as np
@@ -375,12 +376,12 @@ class LiveCheck:
         # The broad phase's test: closed boxes, each grown by its own object's reach.
         grow = check.reach_of[:, None]
         lo, hi = check.lower - grow, check.upper + grow
-        found = []
-        for k in chunk:
-            near = np.flatnonzero(np.all(lo <= hi[k], axis=1) & np.all(lo[k] <= hi, axis=1))
-            near = near[near != k]
-            found.append(np.stack((np.full(len(near), k), near), axis=1))
-        pairs = np.concatenate(found).astype(np.int64)
+        chunk = np.asarray(chunk, dtype=np.int64)
+        near = np.all(lo[None, :, :] <= hi[chunk, None, :], axis=2) \
+            & np.all(lo[chunk, None, :] <= hi[None, :, :], axis=2)
+        near[np.arange(len(chunk)), chunk] = False
+        which, other = np.nonzero(near)
+        pairs = np.stack((chunk[which], other), axis=1).astype(np.int64)
         if not len(pairs):
             return np.zeros(0, dtype=np.int64)
         pairs = np.unique(np.sort(pairs, axis=1), axis=0)    # a pair of two changed objects once
@@ -462,8 +463,7 @@ class Display:
                 self.pieces.clear()
                 self.labels = settings.show_labels
             new = [f for f in findings if id(f) not in self.pieces]
-            # (one call for all: ``outlines`` indexes every name)
-            outlines = dict(zip(map(id, new), run.outlines(new))) if new else {}
+            outlines = dict(zip(map(id, new), outlines_of(run, new))) if new else {}
             if changed:
                 self._update_list(settings, findings, outlines)
             self._draw(findings, outlines)
@@ -545,6 +545,26 @@ class Combined:
 
     def bounds(self):
         return self._join().bounds()
+
+
+def outlines_of(run, findings) -> list:
+    """``LevelRun.outlines`` of a few findings, without indexing every name of the level: it
+    is given a view of the objects they name."""
+    index = _name_index(run)
+    names = sorted({n for f in findings for n in (f.object_a, f.object_b) if n in index})
+    rows = [index[n] for n in names]
+    check = run.check
+    view = SimpleNamespace(names=names, check=SimpleNamespace(
+        shapes=[check.shapes[k] for k in rows], lower=check.lower[rows],
+        upper=check.upper[rows]))
+    return level_check.LevelRun.outlines(view, findings)
+
+
+def _name_index(run) -> dict:
+    index = getattr(run, "_live_name_index", None)
+    if index is None:
+        index = run._live_name_index = {name: k for k, name in enumerate(run.names)}
+    return index
 
 
 def write_item(item, f, outline):

@@ -328,3 +328,11 @@ def test_rigid_bodies_reported_moved_with_another_are_not_measured_again(live_ro
     bpy.context.view_layer.update()
     assert live.current().last_work["objects"] == 2
     assert_same_findings(api.live_findings(), full_check())
+
+
+def test_the_outlines_drawn_are_the_full_checks(live_room):
+    found = api.live_findings()
+    run = live.current().run
+    for mine, full in zip(live.outlines_of(run, found), run.outlines(found)):
+        for a, b in zip(mine, full):
+            np.testing.assert_array_equal(a, b)
