@@ -358,6 +358,10 @@ class LiveCheck:
             self.poses[k] = self._pose(k)
         lower, upper = world_aabbs(shapes, PoseTable.from_shapes(shapes))
         check.lower[chunk], check.upper[chunk] = lower, upper
+        sizes = getattr(check, "_size_list", None)      # the classification's box diagonals
+        if sizes is not None:
+            for k, size in zip(chunk, np.linalg.norm(upper - lower, axis=1).tolist()):
+                sizes[k] = size
         before = {key: self.pairs[key][1] for k in chunk for key in self.by_object.get(k, ())}
         for k in chunk:
             self._forget(k)

@@ -336,3 +336,18 @@ def test_the_outlines_drawn_are_the_full_checks(live_room):
     for mine, full in zip(live.outlines_of(run, found), run.outlines(found)):
         for a, b in zip(mine, full):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_rotated_and_scaled_object_is_classified_with_its_new_size(live_room):
+    # The classification scales its tolerances by each pair's box: it must be the new one.
+    api.live_findings()
+    obj = bpy.data.objects["Crate.003"]
+    obj.rotation_euler.z = 0.7
+    obj.scale = (1.6, 0.8, 1.0)
+    bpy.context.view_layer.update()
+    found = api.live_findings()
+    check = live.current().run.check
+    sizes = np.linalg.norm(check.upper - check.lower, axis=1)
+    if getattr(check, "_size_list", None) is not None:
+        np.testing.assert_array_equal(check._size_list, sizes)
+    assert_same_findings(found, full_check())
