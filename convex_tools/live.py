@@ -380,12 +380,14 @@ class LiveCheck:
         # The broad phase's test: closed boxes, each grown by its own object's reach.
         grow = check.reach_of[:, None]
         lo, hi = check.lower - grow, check.upper + grow
-        chunk = np.asarray(chunk, dtype=np.int64)
-        near = np.all(lo[None, :, :] <= hi[chunk, None, :], axis=2) \
-            & np.all(lo[chunk, None, :] <= hi[None, :, :], axis=2)
-        near[np.arange(len(chunk)), chunk] = False
-        which, other = np.nonzero(near)
-        pairs = np.stack((chunk[which], other), axis=1).astype(np.int64)
+        found = []
+        for k in chunk:
+            # x first (two comparisons over every box), then y and z of the few left.
+            near = np.flatnonzero((lo[:, 0] <= hi[k, 0]) & (lo[k, 0] <= hi[:, 0]))
+            near = near[np.all(lo[near, 1:] <= hi[k, 1:], axis=1)
+                        & np.all(lo[k, 1:] <= hi[near, 1:], axis=1) & (near != k)]
+            found.append(np.stack((np.full(len(near), k), near), axis=1))
+        pairs = np.concatenate(found).astype(np.int64)
         if not len(pairs):
             return np.zeros(0, dtype=np.int64)
         pairs = np.unique(np.sort(pairs, axis=1), axis=0)    # a pair of two changed objects once
