@@ -117,15 +117,16 @@ class LiveCheck:
             return
         self._take(_updates(depsgraph), scene)
 
-    def _take(self, updates, scene):
+    def _take(self, updates, scene, surely=False):
         """Mark what the updates ((ID, geometry changed, transform changed) each) moved or
-        changed."""
+        changed. ``surely``: each reported object changed (what came while the full check
+        was under way: the matrices it is compared with were read after)."""
         try:
-            self._take_each(updates, scene)
+            self._take_each(updates, scene, surely)
         except ReferenceError:      # deleted since the update came: the level changed
             self.restart()
 
-    def _take_each(self, updates, scene):
+    def _take_each(self, updates, scene, surely):
         for thing, geometry, transform in updates:
             if isinstance(thing, bpy.types.Collection):
                 if thing == _rigid_body_collection(scene):
@@ -135,7 +136,7 @@ class LiveCheck:
                 self.restart()
                 return
             elif isinstance(thing, bpy.types.Object):
-                self._note_object(thing, geometry, transform)
+                self._note_object(thing, geometry or surely, transform)
                 if self.rebuild:
                     return
                 # Shapes are shared by content, and an edited mesh keeps its identity: the
@@ -265,7 +266,7 @@ class LiveCheck:
         if rules_signature(scene) != self.signature:
             self.restart()
         else:
-            self._take(during, scene)
+            self._take(during, scene, surely=True)
 
     def _keep(self, check, m, before=None):
         """Keep measurement ``m`` classified; ``before``: the pair's findings before it was

@@ -351,3 +351,19 @@ def test_a_rotated_and_scaled_object_is_classified_with_its_new_size(live_room):
     if getattr(check, "_size_list", None) is not None:
         np.testing.assert_array_equal(check._size_list, sizes)
     assert_same_findings(found, full_check())
+
+
+def test_a_move_while_the_full_check_runs_is_taken_in(addon):
+    storeroom()
+    bpy.context.scene.convex_level.clearance = 0.1
+    bpy.context.scene.convex_tools.live_check = True
+    state = live.current()
+    assert state.work(0.0) is False          # the shapes are made, the pairs not measured yet
+    assert state.building is not None and state.building.check is not None
+    bpy.data.objects["Crate.001"].location.x += 0.5           # into Crate.002
+    bpy.context.view_layer.update()
+    found = api.live_findings()
+    assert ("overlap", "Crate.001", "Crate.002") in [(f.kind, f.object_a, f.object_b)
+                                                     for f in found]
+    assert_same_findings(found, full_check())
+    bpy.context.scene.convex_tools.live_check = False
