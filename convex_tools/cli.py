@@ -1,25 +1,41 @@
 """Command line level check, shared by ``scripts/check_level.py`` and Blender's ``-c`` command:
 
-    python scripts/check_level.py LEVEL.blend [options]
+    python scripts/check_level.py LEVEL.blend [MORE.blend|.glb|.gltf|.fbx|.obj ...] [options]
+    python scripts/check_level.py merge SHARD1.json SHARD2.json ... [gate and report options]
     blender -b LEVEL.blend -c convex_tools check [options]
 
-(the second registered by ``attach`` when the add-on is enabled). Prints a table of the
-findings (``--quiet``: one summary line), writes JSON / CSV reports and a picture when asked, and
-exits with 0 when the level is clean, 1 when it has findings, 2 when the file, the arguments or
-an output path are wrong (with a message saying what is wrong), 130 when interrupted (Ctrl-C).
+(the last registered by ``attach`` when the add-on is enabled). Every file is checked in turn in
+this one Blender process, with the same options (a .blend is opened with its scripts off; other
+formats are imported into an empty scene by Blender's own importers). It prints a table of each
+file's findings (``--quiet``: one line a file), writes JSON / CSV / JUnit / SARIF reports and a
+picture when asked, and exits with
+
+    0  every file checked and no finding fails the gate,
+    1  a finding fails the gate (``--fail-on``, ``--baseline``: ``core.gate``),
+    2  a file could not be checked, or the arguments, the rules or an output path are wrong
+       (with a message saying what is wrong), or ``--strict`` found a pattern matching nothing
+       or an object it could not check,
+    130 when interrupted (Ctrl-C).
+
+``--shard K/N`` checks the K-th of N slices of the sorted file list and writes its findings
+ungated (exit 0 once its report is written); ``merge`` gates the shards' reports together and
+writes what one run over every file would have written, byte for byte but for
+``generated_at``, with the same exit code.
 
 Reports always describe the latest run: once the arguments are understood, every report asked
 for is replaced by one marked incomplete ("the check has not finished"), then by the final one;
 an interrupted run writes the findings it had, marked incomplete, and an error writes its
-reason. Each write is atomic (``files``), so a pipeline never reads half a report, nor an old
-report that looks current.
+reason. Writes are safe (``files``): atomic for files, through symbolic links, direct to FIFOs,
+devices and ``-``.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,6 +50,12 @@ PROGRESS_INTERVAL = 1.0
 
 DEFAULT_PICTURE_SIZE = (1600, 1000)
 
+# Files the command reads, by suffix: a .blend is opened, the others imported (bpy operator).
+IMPORTERS = {".glb": "gltf", ".gltf": "gltf", ".fbx": "fbx", ".obj": "obj"}
+READABLE = (".blend",) + tuple(IMPORTERS)
+
+REPORT_OPTIONS = ("--json", "--csv", "--junit", "--sarif")
+
 
 class UsageError(Exception):
     """Bad arguments or an unusable file: exit code 2 with this message."""
@@ -45,21 +67,69 @@ class RunResult:
     findings: list = field(default_factory=list)
     stats: object = None
     message: str = ""
+    report: dict = None
+
+
+def _add_report_options(parser):
+    parser.add_argument("--json", metavar="PATH",
+                        help="write the report as JSON (docs/report.schema.json); '-' for "
+                             "standard output")
+    parser.add_argument("--csv", metavar="PATH", help="write the findings as CSV")
+    parser.add_argument("--junit", metavar="PATH",
+                        help="write JUnit XML: a test suite per file, a failing test case per "
+                             "finding that fails the gate")
+    parser.add_argument("--sarif", metavar="PATH",
+                        help="write SARIF 2.1.0 (GitHub / GitLab code scanning)")
+
+
+def _add_gate_options(parser):
+    parser.add_argument("--fail-on", choices=("error", "warning"), default="error",
+                        help="severities that make the exit code 1 (default: error; warning: "
+                             "errors and warnings)")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="accepted findings (written by --write-baseline): only findings "
+                             "not in it, worse than it or whose entry expired fail")
+    parser.add_argument("--write-baseline", metavar="FILE",
+                        help="write the findings of the files checked as accepted (entries of "
+                             "other files in FILE, and each entry's reason and expiry, stay)")
+    parser.add_argument("--prune-baseline", action="store_true",
+                        help="rewrite --baseline without the entries of the files checked that "
+                             "no longer occur (never after an interrupted run)")
+    parser.add_argument("--strict", action="store_true",
+                        help="a pattern that matches nothing in any file and an object that "
+                             "could not be checked are errors (exit 2), not warnings")
 
 
 def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Check a Blender level for objects that overlap or are closer than a "
-                    "clearance. Exit code 0: clean, 1: findings, 2: bad file or arguments.")
-    parser.add_argument("blend", nargs="?",
-                        help="the .blend file to check (default: the file Blender has open)")
+        description="Check Blender levels for objects that overlap, are sunk, float or are "
+                    "closer than a clearance. Exit code 0: clean, 1: findings that fail the "
+                    "gate, 2: a bad file, bad arguments or rules. "
+                    f"'{prog} merge --help': merging the reports of --shard runs.")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="the files to check: .blend, .glb, .gltf, .fbx or .obj (default: "
+                             "the .blend file Blender has open)")
     parser.add_argument("--clearance", type=_length, default=None, metavar="M",
                         help="free space every object needs around it, in metres, unless it "
                              "has its own (--object-clearance, its custom property "
                              "convex_clearance or its Own Clearance setting); with 0 (the "
                              "default) only objects with their own clearance are checked for "
                              "gaps, the others for overlaps only")
+    parser.add_argument("--rules", metavar="FILE",
+                        help="level rules (TOML: groups, pairs, severities; default: the rules "
+                             "the scene names, else the implicit rules of the flags)")
+    parser.add_argument("--floating", type=_length, default=None, metavar="TOL",
+                        help="report every movable object resting on nothing (farther than TOL "
+                             "above what is below)")
+    parser.add_argument("--include-hidden", action="store_true",
+                        help="also check objects disabled in viewports or in disabled "
+                             "collections")
+    parser.add_argument("--include-cutters", action="store_true",
+                        help="also check objects used as Boolean cutters")
+    parser.add_argument("--engine", choices=("unreal", "godot", "both"), default=None,
+                        help="whose collision naming rules (UCX_, -col...) pair proxies with "
+                             "their objects (default: the rules' or the scene's setting)")
     parser.add_argument("--collection", metavar="NAME",
                         help="check only the objects of this collection (and its children)")
     parser.add_argument("--scene", metavar="NAME", help="scene to check (default: the active one)")
@@ -77,12 +147,41 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
     parser.add_argument("--touch-tolerance", type=_length, default=None, metavar="M",
                         help="overlaps no deeper than this are touching, not findings "
                              "(default 0.0001)")
-    parser.add_argument("--json", metavar="PATH", help="write the report as JSON")
-    parser.add_argument("--csv", metavar="PATH", help="write the findings as CSV")
+    traversal = parser.add_argument_group(
+        "traversal", "where a player capsule can stand and go (Recast's agent; the rules' "
+                     "[traversal] table gives the defaults)")
+    traversal.add_argument("--traversal", action="store_true",
+                           help="also check traversal: standable areas the player cannot "
+                                "reach from its starts, and the narrow passages, low beams and "
+                                "high steps that cut them off")
+    traversal.add_argument("--agent-radius", type=_positive, default=None, metavar="M",
+                           help="agent radius (default 0.35)")
+    traversal.add_argument("--agent-height", type=_positive, default=None, metavar="M",
+                           help="agent height (default 1.8)")
+    traversal.add_argument("--max-step", type=_length, default=None, metavar="M",
+                           help="highest step the agent climbs (default 0.45)")
+    traversal.add_argument("--max-slope", type=_degrees, default=None, metavar="DEG",
+                           help="steepest walkable slope (default 45)")
+    traversal.add_argument("--cell", type=_positive, default=None, metavar="M",
+                           help="grid cell size (default: agent radius / 3)")
+    traversal.add_argument("--start", action="append", default=None, metavar="NAME|X,Y,Z",
+                           help="a start: an object (its origin; patterns allowed) or a point "
+                                "(repeatable; default: objects named PlayerStart*)")
+    traversal.add_argument("--min-area", type=_length, default=None, metavar="M2",
+                           help="smallest unreachable region reported (default 1.0)")
+    traversal.add_argument("--map", metavar="PATH",
+                           help="picture of the traversal map seen from above (one file only; "
+                                "suffix as --picture)")
+    _add_gate_options(parser)
+    _add_report_options(parser)
+    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                        help="check only the K-th (from 1) of N slices of the sorted file list "
+                             "and write its findings ungated to --json, for "
+                             f"'{prog} merge'")
     parser.add_argument("--picture", metavar="PATH",
                         help="render a picture of the level with the findings drawn and "
-                             "labelled; the suffix chooses the format: .png, .jpg, .webp, "
-                             ".tif or .bmp")
+                             "labelled (one file only); the suffix chooses the format: .png, "
+                             ".jpg, .webp, .tif or .bmp")
     parser.add_argument("--picture-size", type=_size, default=DEFAULT_PICTURE_SIZE,
                         metavar="WxH", help="picture size in pixels (default 1600x1000)")
     parser.add_argument("--camera", metavar="NAME",
@@ -92,10 +191,26 @@ def build_parser(prog="check_level") -> argparse.ArgumentParser:
                         help="processes measuring pairs (default: one per core); the report "
                              "is the same for any N")
     parser.add_argument("--max-rows", type=int, default=60, metavar="N",
-                        help="rows of the printed table (default 60; the reports hold all)")
+                        help="rows of each printed table (default 60; the reports hold all)")
     parser.add_argument("--quiet", action="store_true",
-                        help="print only one summary line (warnings and errors still go to "
-                             "stderr)")
+                        help="print only one summary line a file (warnings and errors still go "
+                             "to stderr)")
+    return parser
+
+
+def build_merge_parser(prog="check_level merge") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Gate the JSON reports of --shard runs together and write what one run "
+                    "over all their files would have written (same findings, same exit code).")
+    parser.add_argument("reports", nargs="+", metavar="SHARD.json",
+                        help="the --json reports of every shard")
+    _add_gate_options(parser)
+    _add_report_options(parser)
+    parser.add_argument("--max-rows", type=int, default=60, metavar="N",
+                        help="rows of each printed table (default 60)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only one summary line a file")
     return parser
 
 
@@ -109,6 +224,24 @@ def _length(text):
     return value
 
 
+def _positive(text):
+    value = _length(text)
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"expected a length > 0, got {text!r}")
+    return value
+
+
+def _degrees(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an angle in degrees, got {text!r}") \
+            from None
+    if not 0.0 <= value < 90.0:
+        raise argparse.ArgumentTypeError(f"expected an angle from 0 to under 90, got {text!r}")
+    return value
+
+
 def _jobs(text):
     try:
         value = int(text)
@@ -117,6 +250,18 @@ def _jobs(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of processes >= 1, got {text!r}")
     return value
+
+
+def _shard(text):
+    k, sep, n = text.partition("/")
+    try:
+        k, n = int(k), int(n)
+    except ValueError:
+        sep = ""
+    if not sep or not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, e.g. 2/4, got "
+                                         f"{text!r}")
+    return k, n
 
 
 def _override(text):
@@ -137,16 +282,17 @@ def _size(text):
     return size
 
 
-def parse(argv, prog="check_level"):
+def parse(argv, prog="check_level", merge=False):
     """Parsed arguments, or UsageError (argparse's own exit turned into an exception)."""
-    parser = build_parser(prog)
+    parser = build_merge_parser(f"{prog} merge") if merge else build_parser(prog)
 
     def error(message):
         raise UsageError(f"error: {message}\n{parser.format_usage().strip()}")
 
     parser.error = error
     try:
-        return parser.parse_args(argv)
+        # Intermixed: files may follow options (check_level.py a.blend --json r.json b.blend).
+        return parser.parse_intermixed_args(argv)
     except SystemExit as done:  # --help
         raise _HelpShown(done.code or 0) from None
 
@@ -159,12 +305,16 @@ class _HelpShown(Exception):
 
 # --- the run --------------------------------------------------------------------------------
 def run(argv=None, *, prog="check_level", load=True, out=None, err=None) -> RunResult:
-    """Parse ``argv``, open the file (when ``load``), check, report. Never raises on user
-    errors: they come back as ``RunResult(code=2, message=...)`` after printing to ``err``."""
+    """Parse ``argv``, check each file (opening it when ``load``), gate, report. Never raises
+    on user errors: they come back as ``RunResult(code=2, message=...)`` after printing to
+    ``err``. ``argv`` starting with ``merge`` merges shard reports instead."""
     out = out or sys.stdout
     err = err or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parse(list(sys.argv[1:] if argv is None else argv), prog)
+        if argv[:1] == ["merge"]:
+            return _merge(parse(argv[1:], prog, merge=True), out, err)
+        args = parse(argv, prog)
         return _run(args, load, out, err)
     except _HelpShown as shown:
         return RunResult(shown.code)
@@ -183,146 +333,530 @@ def main(argv=None, prog="check_level") -> int:
 
 
 def blender_command(argv) -> int:
-    """Handler of ``blender -b LEVEL.blend -c convex_tools check [options]``."""
+    """Handler of ``blender -b LEVEL.blend -c convex_tools check [options]`` (and ``merge``)."""
     argv = list(argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print("usage: blender -b LEVEL.blend -c convex_tools check [options]\n"
+              "       blender -c convex_tools merge SHARD.json ... [options]\n"
               "       (blender -c convex_tools check --help lists the options)")
         return EXIT_CLEAN if argv else EXIT_ERROR
+    if argv[0] == "merge":
+        return main(argv, prog="convex_tools")
     if argv[0] != "check":
-        print(f"convex_tools: unknown command {argv[0]!r} (the command is 'check')",
-              file=sys.stderr)
+        print(f"convex_tools: unknown command {argv[0]!r} (the commands are 'check' and "
+              f"'merge')", file=sys.stderr)
         return EXIT_ERROR
     return main(argv[1:], prog="convex_tools check")
+
+
+def _options(args, tolerance) -> dict:
+    """What the check was asked to do (the report's ``options``: the same in every shard)."""
+    return {
+        "clearance": args.clearance,
+        "touch_tolerance": tolerance,
+        "collection": args.collection,
+        "scene": args.scene,
+        "ignore": list(args.ignore),
+        "ignore_pairs": [list(p) for p in args.ignore_pair],
+        "object_clearance": {p: c for p, c in args.object_clearance},
+        "floating": args.floating,
+        "include_hidden": bool(args.include_hidden),
+        "include_cutters": bool(args.include_cutters),
+        "engine": args.engine,
+        "traversal": None if not args.traversal else {
+            "agent_radius": args.agent_radius, "agent_height": args.agent_height,
+            "max_step": args.max_step, "max_slope": args.max_slope, "cell": args.cell,
+            "start": args.start, "min_area": args.min_area},
+    }
+
+
+def _file_list(args):
+    """The files to check, sorted (the order of the report, and what --shard slices), and the
+    full sorted list."""
+    everything = sorted(set(args.files))
+    if args.shard is None:
+        return everything, everything
+    k, n = args.shard
+    return everything[(k - 1) * len(everything) // n:k * len(everything) // n], everything
+
+
+def _check_arguments(args):
+    if args.shard is not None:
+        if not args.files:
+            raise UsageError("error: --shard needs the list of files to slice")
+        for option, value in (("--baseline", args.baseline), ("--junit", args.junit),
+                              ("--sarif", args.sarif), ("--csv", args.csv),
+                              ("--write-baseline", args.write_baseline),
+                              ("--prune-baseline", args.prune_baseline),
+                              ("--picture", args.picture)):
+            if value:
+                raise UsageError(f"error: {option} does not go with --shard: a shard writes "
+                                 f"its findings ungated (--json); give {option} to merge")
+        if not args.json:
+            raise UsageError("error: --shard writes its findings with --json PATH")
+    if args.picture and len(set(args.files)) > 1:
+        raise UsageError("error: --picture draws one level; give one file")
+    if args.map and len(set(args.files)) > 1:
+        raise UsageError("error: --map draws one level; give one file")
+    if args.map and not args.traversal:
+        raise UsageError("error: --map draws the traversal map: give --traversal too")
+    if args.shard is not None and args.map:
+        raise UsageError("error: --map does not go with --shard")
+    _check_gate_arguments(args)
+
+
+def _check_gate_arguments(args):
+    if args.prune_baseline and not args.baseline:
+        raise UsageError("error: --prune-baseline rewrites the --baseline FILE; give it")
+    if args.prune_baseline and args.write_baseline:
+        raise UsageError("error: --write-baseline already leaves out what no longer occurs in "
+                         "the files checked; give it or --prune-baseline, not both")
+    if sum(getattr(args, o[2:]) == "-" for o in REPORT_OPTIONS) > 1:
+        raise UsageError("error: only one report can go to standard output ('-')")
+
+
+def _read_baseline(path):
+    from .core import gate
+
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as problem:
+        raise UsageError(f"error: --baseline {path}: {problem.strerror or problem}") from None
+    try:
+        return gate.parse_baseline(text, path)
+    except ValueError as problem:
+        raise UsageError(f"error: {problem}") from None
+
+
+def _rules_record(path):
+    """The report's ``rules``: the file and its sha256 (None without --rules)."""
+    from .core import report as core_report
+
+    if path is None:
+        return None
+    try:
+        return {"path": path, "sha256": core_report.file_sha256(path)}
+    except OSError as problem:
+        raise UsageError(f"error: --rules {path}: {problem.strerror or problem}") from None
 
 
 def _run(args, load, out, err) -> RunResult:
     import bpy
 
-    from . import level_check
-    from .core.level import TOUCH_TOLERANCE, report_table
+    from .core import report as core_report
 
     started = time.perf_counter()
+    _check_arguments(args)
     _check_outputs(args)
-    tolerance = TOUCH_TOLERANCE if args.touch_tolerance is None else args.touch_tolerance
-    options = {
-        "clearance": args.clearance,
-        "touch_tolerance": tolerance,
-        "collection": args.collection,
-        "ignore": list(args.ignore),
-        "ignore_pairs": [list(p) for p in args.ignore_pair],
-        "object_clearance": {p: c for p, c in args.object_clearance},
-    }
-    reports = _Reports(args, _label(args.blend), options)
-    reports.write([], complete=False, reason="the check has not finished (it is still "
-                                             "running, or it was stopped before writing)")
+    # None: from the rules file (or the scene's rules), else the defaults.
+    tolerance = args.touch_tolerance
+    options = _options(args, tolerance)
+    rules = _rules_record(args.rules)
+    baseline = _read_baseline(args.baseline)
+    todo, everything = _file_list(args)
+    shard = None if args.shard is None else {"index": args.shard[0], "count": args.shard[1],
+                                             "files": everything}
+    meta = dict(options=options, rules=rules, blender_version=bpy.app.version_string,
+                shard=shard)
+    reports = _Reports(args)
+    reports.write(core_report.new_report(
+        [], complete=False, incomplete_reason="the check has not finished (it is still "
+                                              "running, or it was stopped before writing)",
+        **meta), final=False)
+    if "-" in reports.paths:
+        out = err        # standard output carries the report; the tables go to stderr
+
+    sections, interrupted, last = [], "", None
+    # No file given: the open one. (A shard may be given no file: more shards than files.)
+    names = todo if args.files else [None]
+    for number, path in enumerate(names, 1):
+        if not args.quiet and len(names) > 1:
+            print(f"[{number}/{len(names)}] {path}", file=err, flush=True)
+        try:
+            section, last = _check_file(args, path, load, tolerance, out, err,
+                                        several=len(names) > 1)
+        except UsageError as problem:
+            if len(names) == 1 and path is None:
+                reports.write(core_report.new_report(
+                    [], complete=False,
+                    incomplete_reason=f"the check could not run: {problem}", **meta))
+                raise
+            label = path if path is not None else _label(None)
+            reason = str(problem).removeprefix("error: ")
+            if label not in reason:
+                reason = f"{label}: {reason}"
+            print(f"error: {reason}", file=err, flush=True)
+            section = core_report.file_section(label, status=core_report.FAILED,
+                                               error=reason)
+        except KeyboardInterrupt:      # while a file was opened, before its check started
+            interrupted = f"interrupted (Ctrl-C) while opening {path}"
+            break
+        sections.append(section)
+        if section["status"] == core_report.INCOMPLETE:
+            interrupted = last.interrupted
+            break
+
+    report = core_report.new_report(sections, complete=not interrupted,
+                                    incomplete_reason=interrupted, **meta)
+    code = _gate_and_write(args, report, baseline, reports, out, err,
+                           interrupted=bool(interrupted), picture_of=last)
+    if not args.quiet:
+        print(f"Time {time.perf_counter() - started:.2f} s"
+              + (f" for {len(sections)} files" if len(sections) > 1 else
+                 _phase_times(last)), file=out, flush=True)
+    findings = last.findings if last is not None and len(names) == 1 else \
+        [f for s in sections for f in s["findings"]]
+    stats = last.stats if last is not None else None
+    return RunResult(code, findings, stats, message=interrupted, report=report)
+
+
+def _phase_times(done) -> str:
+    if done is None or done.stats is None:
+        return ""
+    times = done.stats.times
+    broad = times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0)
+    return (f": load {times.get('load', 0):.2f}, shapes {times.get('shapes', 0):.2f}, broad "
+            f"phase {broad:.2f}, narrow phase {times.get('narrow_phase', 0):.2f}")
+
+
+@dataclass
+class _Checked:
+    """What one file's check left for the printing, the picture and the result."""
+
+    findings: list
+    stats: object
+    level_run: object
+    scene: object
+    label: str
+    interrupted: str = ""
+    traversal: object = None     # traversal_check.TraversalRun, with --traversal
+
+
+def _check_file(args, path, load, tolerance, out, err, several=False):
+    """Open and check one file: (its report section, ``_Checked``). ``UsageError`` when the
+    file cannot be opened or checked with these options."""
+    from . import level_check
+    from .core import report as core_report
+
+    t0 = time.perf_counter()
+    # A report on stdout must be all of stdout: Blender's "Read blend" line goes too.
+    to_stdout = any(getattr(args, o[2:], None) == "-" for o in REPORT_OPTIONS)
+    label = _open(path, load, quiet=args.quiet or to_stdout)
+    loaded = time.perf_counter()
+    scene = _scene(args.scene, label)
+    _check_names(args, label)
+    if not args.quiet and not several:
+        print(f"Checking {label} ...", file=err, flush=True)
+    progress = _Progress(err, silent=args.quiet)
     try:
-        label = _open(args.blend, load, quiet=args.quiet)
-        loaded = time.perf_counter()
-        scene = _scene(args.scene)
-        if args.collection is not None and bpy.data.collections.get(args.collection) is None:
-            raise UsageError(f"error: there is no collection named {args.collection!r} in "
-                             f"{label}")
-        if args.camera is not None:
-            camera = bpy.data.objects.get(args.camera)
-            if camera is None or camera.type != 'CAMERA':
-                raise UsageError(f"error: there is no camera named {args.camera!r} in {label}")
-        reports.meta["scene"] = scene.name
-
-        if not args.quiet:
-            print(f"Checking {label} ...", file=err, flush=True)
-        progress = _Progress(err, silent=args.quiet)
-        try:
-            level_run = level_check.LevelRun(
-                None, args.clearance, collection=args.collection, ignore=args.ignore,
-                ignore_pairs=[tuple(p) for p in args.ignore_pair],
-                clearances=dict(args.object_clearance), touch_tolerance=tolerance, scene=scene)
-        except ValueError as problem:
-            raise UsageError(f"error: {problem}") from None
-        try:
-            findings = level_run.run(progress=progress.update, jobs=args.jobs)
-            interrupted = ""
-        except KeyboardInterrupt:
-            findings = level_run.findings
-            interrupted = f"interrupted (Ctrl-C) while {level_run.phase}"
-        except ValueError as problem:  # e.g. a malformed custom property
-            raise UsageError(f"error: {problem}") from None
-    except UsageError as problem:
-        reports.write([], complete=False, reason=f"the check could not run: {problem}")
-        raise
+        level_run = level_check.LevelRun(
+            None, args.clearance, collection=args.collection, ignore=args.ignore,
+            ignore_pairs=[tuple(p) for p in args.ignore_pair],
+            clearances=dict(args.object_clearance), touch_tolerance=tolerance, scene=scene,
+            rules=args.rules, floating=args.floating, include_hidden=args.include_hidden,
+            include_cutters=args.include_cutters, engine=args.engine)
+    except ValueError as problem:   # the rules, a pattern, a value
+        raise UsageError(f"error: {problem}") from None
+    interrupted = ""
+    try:
+        findings = level_run.run(progress=progress.update, jobs=args.jobs)
+    except KeyboardInterrupt:
+        findings = level_run.findings
+        interrupted = f"interrupted (Ctrl-C) while {level_run.phase}"
+    except ValueError as problem:
+        raise UsageError(f"error: {problem}") from None
     stats = level_run.stats
-    stats.times["load"] = loaded - started
-    finished = time.perf_counter()
+    stats.times["load"] = loaded - t0
+    travel = None
+    if args.traversal and not interrupted:
+        travel, interrupted = _traversal(args, level_run, progress)
+        if travel is not None:
+            findings = sorted(findings + travel.findings, key=lambda f: f.sort_key())
+            stats.times["traversal"] = travel.seconds
 
-    reports.write(findings, complete=not interrupted, reason=interrupted,
-                  objects_checked=stats.objects,
-                  objects_with_own_clearance=level_run.own_clearances,
-                  objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped])
+    unchecked = level_run.unchecked
+    # Rule groups that match no object of this file: a warning only if they match nothing in
+    # any file (``core.gate``), as the options' patterns.
+    rules = getattr(level_run, "rules", None)
+    groups = []
+    if rules is not None and level_run.check is not None and hasattr(rules, "unmatched_groups"):
+        groups = [f"{rules.source}: group {name}"
+                  for name in rules.unmatched_groups(level_run.check.assign)]
+    units = scene.unit_settings
+    section = core_report.file_section(
+        label, findings=findings,
+        status=core_report.INCOMPLETE if interrupted else core_report.CHECKED,
+        scene=scene.name,
+        units={"system": units.system, "scale_length": float(units.scale_length),
+               "length_unit": units.length_unit},
+        objects_checked=stats.objects,
+        objects_with_own_clearance=level_run.own_clearances,
+        objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped],
+        objects_excluded=_listed(getattr(level_run, "excluded", ())),
+        objects_unchecked=[{"object": n, "reason": r} for n, r in unchecked],
+        unmatched=_unmatched(args, level_run, scene) + groups,
+        warnings=[str(w) for w in getattr(level_run, "warnings", ()) if str(w) not in
+                  {f"{g} matches no object" for g in groups} |
+                  {f"ignore {p!r} matches nothing"
+                   for p in getattr(level_run, "unmatched_ignores", ())}],
+        rules=None if rules is None or not rules.source else
+        {"path": rules.source, "sha256": rules.sha256},
+        traversal=None if travel is None else travel.summary())
+    return section, _Checked(findings, stats, level_run, scene, label, interrupted, travel)
+
+
+def _traversal(args, level_run, progress):
+    """(the traversal check of the level ``level_run`` collected, or None when interrupted;
+    what interrupted it)."""
+    from . import traversal_check
+
+    t0 = time.perf_counter()
+    try:
+        travel = traversal_check.run_traversal(
+            level_run=level_run, starts=args.start, min_area=args.min_area, jobs=args.jobs,
+            radius=args.agent_radius, height=args.agent_height, max_step=args.max_step,
+            max_slope=args.max_slope, cell=args.cell,
+            progress=lambda done, total: progress.update(done / max(total, 1),
+                                                         f"traversal ({done}/{total} tiles)"))
+    except KeyboardInterrupt:
+        return None, "interrupted (Ctrl-C) during the traversal check"
+    except ValueError as problem:
+        raise UsageError(f"error: {problem}") from None
+    travel.seconds = time.perf_counter() - t0
+    return travel, ""
+
+
+def _listed(items):
+    """(name, reason) pairs or dicts as the report's {"object", "reason"}."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            out.append({"object": item.get("object") or item.get("name"),
+                        "reason": item.get("reason")})
+        else:
+            name, reason = item
+            out.append({"object": name, "reason": reason})
+    return out
+
+
+def _unmatched(args, level_run, scene) -> list:
+    """The patterns of the options that match nothing in this file, as the option reads."""
+    import bpy
+
+    objects = {o.name for o in scene.objects} | set(level_run.names) | \
+        {n for n, _ in level_run.skipped} | {e.obj.name for e in level_run.kept}
+    collections = {c.name for c in bpy.data.collections}
+
+    def matches(pattern, names):
+        return pattern in names or any(fnmatch.fnmatchcase(n, pattern) for n in names)
+
+    # The collector knows what each --ignore left out (instances included).
+    unmatched_ignores = getattr(level_run, "unmatched_ignores", None)
+    if unmatched_ignores is None:
+        unmatched_ignores = [p for p in args.ignore if not matches(p, objects | collections)]
+    out = [f"--ignore {p}" for p in unmatched_ignores]
+    out += [f"--ignore-pair {a} {b}" for a, b in args.ignore_pair
+            if not (matches(a, objects) and matches(b, objects))]
+    out += [f"--object-clearance {p}" for p, _ in args.object_clearance
+            if not matches(p, objects)]
+    return out
+
+
+def _check_names(args, label):
+    import bpy
+
+    if args.collection is not None and bpy.data.collections.get(args.collection) is None:
+        raise UsageError(f"error: there is no collection named {args.collection!r} in {label}")
+    if args.camera is not None:
+        camera = bpy.data.objects.get(args.camera)
+        if camera is None or camera.type != 'CAMERA':
+            raise UsageError(f"error: there is no camera named {args.camera!r} in {label}")
+
+
+def _gate_and_write(args, report, baseline, reports, out, err, interrupted=False,
+                    picture_of=None) -> int:
+    """Gate the report (unless it is a shard's), write every report and the baseline, print the
+    tables and the verdict; the exit code."""
+    from .core import gate
+
+    shard = report.get("shard") is not None
+    code = EXIT_CLEAN
+    if not shard:
+        code = gate.apply(report, baseline, fail_on=args.fail_on, strict=args.strict)
+    notes = []
+    if args.write_baseline:
+        notes.append(_write_baseline(args, report, baseline, interrupted))
+    if args.prune_baseline and not shard:
+        notes.append(_prune_baseline(baseline, report, interrupted))
+    reports.write(report)
     picture_note = ""
-    if args.picture:
+    if getattr(args, "picture", None) and picture_of is not None:
         if interrupted:
             picture_note = _no_picture(args.picture, "the check was interrupted")
         else:
-            picture_note = _picture(args, findings, level_run, scene)
+            picture_note = _picture(args, picture_of.findings, picture_of.level_run,
+                                    picture_of.scene)
+        if picture_note:
+            notes.append(picture_note)
+    written = [args.picture] if getattr(args, "picture", None) and picture_of is not None \
+        and not picture_note else []
+    if getattr(args, "map", None) and picture_of is not None:
+        map_note = _map_picture(args, picture_of, interrupted)
+        if map_note:
+            notes.append(map_note)
+        else:
+            written.append(args.map)
+    _print(args, report, reports, out, err, notes, picture_written=written)
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return code
 
-    # stdout: what the user asked for; stderr: warnings, so that --quiet keeps them.
-    notes = [f"Skipped {name}: {reason}" for name, reason in level_run.skipped]
-    if picture_note:
-        notes.append(picture_note)
-    if interrupted:
-        notes.append(f"Interrupted: the {len(findings)} finding{'s' * (len(findings) != 1)} "
-                     f"found so far are not the whole level"
-                     + ("; the reports say so" if reports.paths else ""))
-    if args.quiet:
-        print(_result_line(label, stats, findings, interrupted), file=out, flush=True)
-        for note in notes:
-            print(note, file=err, flush=True)
-    else:
-        print(_summary_line(label, stats, args, tolerance, level_run.own_clearances,
-                            complete=not interrupted), file=out)
-        print(_count_text(findings, interrupted), file=out)
-        if findings:
+
+def _write_baseline(args, report, baseline, interrupted) -> str:
+    from . import files
+    from .core import gate
+
+    if interrupted or not report["complete"]:
+        return f"Not written: {args.write_baseline} (the check did not finish)"
+    existing = baseline
+    if os.path.exists(args.write_baseline) and (
+            baseline is None or os.path.realpath(baseline.path) !=
+            os.path.realpath(args.write_baseline)):
+        try:
+            existing = _read_baseline(args.write_baseline)
+        except UsageError as problem:
+            raise UsageError(f"{problem} (--write-baseline keeps the entries of files not "
+                             f"checked, so it must be a baseline or not exist)") from None
+    written = gate.baseline_from_report(report, existing)
+    try:
+        files.write_text_atomically(args.write_baseline, written.to_text())
+    except OSError as problem:
+        raise UsageError(f"error: cannot write {args.write_baseline}: "
+                         f"{problem.strerror or problem}") from None
+    return f"Wrote {len(written.entries)} accepted findings to {args.write_baseline}"
+
+
+def _prune_baseline(baseline, report, interrupted) -> str:
+    from . import files
+    from .core import gate
+
+    fixed = report["gate"]["fixed"]
+    if interrupted or not report["complete"]:
+        return f"Not pruned: {baseline.path} (the check did not finish)"
+    if not fixed:
+        return f"Nothing to prune in {baseline.path}"
+    kept = gate.pruned(baseline, fixed)
+    try:
+        files.write_text_atomically(baseline.path, kept.to_text())
+    except OSError as problem:
+        raise UsageError(f"error: cannot write {baseline.path}: "
+                         f"{problem.strerror or problem}") from None
+    return f"Pruned {len(fixed)} fixed entr{'y' if len(fixed) == 1 else 'ies'} from " \
+           f"{baseline.path}"
+
+
+def _print(args, report, reports, out, err, notes, picture_written=()):
+    """stdout: what the user asked for; stderr: warnings and errors, so that --quiet keeps
+    them."""
+    from .core import report as core_report
+
+    gate = report.get("gate")
+    stderr_lines = []
+    for section in report["files"]:
+        if section["status"] == core_report.FAILED:
+            continue    # said on stderr when it happened
+        units = section.get("units")
+        complete = section["status"] == core_report.CHECKED
+        reason = "" if complete else report.get("incomplete_reason", "")
+        stderr_lines += [f"Skipped {s['object']}: {s['reason']}"
+                         for s in section["objects_skipped"]]
+        stderr_lines += [f"Not checked {s['object']}: {s['reason']}"
+                         for s in section["objects_unchecked"]]
+        stderr_lines += [f"Warning: {section['file']}: {w}" for w in section["warnings"]]
+        if args.quiet:
+            print(_result_line(section, reason), file=out)
+            continue
+        print(_summary_line(section, report["options"], complete), file=out)
+        print(_count_text(section["findings"], reason), file=out)
+        if section["findings"]:
             print(file=out)
-            print(report_table(findings, limit=args.max_rows, header=False), file=out)
-        written = list(reports.paths)
-        if args.picture and not picture_note:
-            written.append(args.picture)
+            print(core_report.report_table(section["findings"], limit=args.max_rows,
+                                           header=False, units=units), file=out, end="")
+        if len(report["files"]) > 1:
+            print(file=out)
+    stderr_lines += [f"Warning: {w}" for w in report.get("warnings", [])]
+    if not report["complete"]:
+        found = sum(len(s["findings"]) for s in report["files"])
+        stderr_lines.append(f"Interrupted: the {found} finding{'s' * (found != 1)} found so far "
+                            f"are not the whole level"
+                            + ("; the reports say so" if reports.paths else ""))
+    if gate is not None:
+        verdict = _verdict(report)
+        if verdict:
+            print(verdict, file=out)
+        stderr_lines += [f"Error: {e}" for e in gate["errors"]
+                         if e.startswith("--strict")]
+    if not args.quiet:
+        written = [p for p in reports.paths if p != "-"]
+        written += list(picture_written or ())
         if written:
-            incomplete = " (marked incomplete)" if interrupted and reports.paths else ""
+            incomplete = " (marked incomplete)" if not report["complete"] and reports.paths \
+                else ""
             print(f"Wrote {', '.join(written)}{incomplete}", file=out)
-        times = stats.times
-        print(f"Time {finished - started:.2f} s: load {times.get('load', 0):.2f}, "
-              f"shapes {times.get('shapes', 0):.2f}, broad phase "
-              f"{times.get('aabbs', 0) + times.get('broad_phase', 0) + times.get('cull', 0):.2f}"
-              f", narrow phase {times.get('narrow_phase', 0):.2f}", file=out, flush=True)
-        for note in notes:
-            print(note, file=err, flush=True)
-    if interrupted:
-        return RunResult(EXIT_INTERRUPTED, findings, stats, message=interrupted)
-    code = EXIT_FINDINGS if findings else EXIT_CLEAN
-    return RunResult(code, findings, stats)
+    out.flush()
+    for line in stderr_lines + notes:
+        print(line, file=err, flush=True)
+
+
+def _verdict(report) -> str:
+    """The gate's line: what fails, what the baseline accepted, what it no longer needs."""
+    gate = report["gate"]
+    statuses = gate["statuses"]
+    several = len(report["files"]) > 1
+    parts = []
+    if several:
+        total = sum(len(s["findings"]) for s in report["files"])
+        failed = sum(s["status"] == "error" for s in report["files"])
+        parts.append(f"{len(report['files'])} files, {total} finding{'s' * (total != 1)}"
+                     + (f", {failed} file{'s' * (failed != 1)} not checked" if failed else ""))
+    if gate["baseline"] is not None or several or gate["gating"] != sum(statuses.values()):
+        parts.append(f"{gate['gating']} fail{'s' * (gate['gating'] == 1)} the gate "
+                     f"(--fail-on {gate['fail_on']})")
+    if gate["baseline"] is not None:
+        parts.append(f"{statuses['baselined']} baselined, {statuses['worse']} worse than the "
+                     f"baseline, {statuses['expired']} expired, {len(gate['fixed'])} fixed")
+    text = "; ".join(parts)
+    for entry in gate["fixed"]:
+        text += f"\nFixed (in the baseline, no longer found): {entry['file']}: {entry['kind']} " \
+                f"{' / '.join(entry['objects'])}"
+    return text
 
 
 class _Reports:
-    """The JSON and CSV reports one run was asked for, rewritten as the run goes."""
+    """The reports one run was asked for (JSON, CSV, JUnit, SARIF), rewritten as it goes."""
 
-    def __init__(self, args, label, options):
-        self.json, self.csv = args.json, args.csv
-        self.paths = [p for p in (self.json, self.csv) if p]
-        self.meta = {"file": label, "options": options}
+    def __init__(self, args):
+        self.targets = [(getattr(args, o[2:]), o) for o in REPORT_OPTIONS
+                        if getattr(args, o[2:], None)]
+        self.paths = [p for p, _ in self.targets]
 
-    def write(self, findings, complete, reason="", **meta):
-        from . import files, level_check
+    def write(self, report, final=True):
+        """Write ``report`` to every target; ``final`` False: the placeholder written before
+        the check, which a FIFO, a device or standard output never gets (their reader would
+        take it for the report)."""
+        from . import files
+        from .core import report as core_report
 
-        texts = []
-        if self.json:
-            texts.append((self.json, level_check.json_report(
-                findings, complete, reason, **{**self.meta, **meta})))
-        if self.csv:
-            texts.append((self.csv, level_check.csv_report(findings, complete, reason)))
-        for path, text in texts:
+        writers = {"--json": core_report.to_json, "--csv": core_report.to_csv,
+                   "--junit": core_report.to_junit, "--sarif": core_report.to_sarif}
+        for path, option in self.targets:
+            if not final and files.is_special(files.resolved(path)):
+                continue
             try:
-                files.write_text_atomically(path, text)
+                files.write_text_atomically(path, writers[option](report))
             except OSError as problem:
                 raise UsageError(f"error: cannot write {path}: "
                                  f"{problem.strerror or problem}") from None
@@ -337,8 +871,13 @@ def _label(path):
     return os.path.basename(bpy.data.filepath)
 
 
+# Blender's importers print their progress on stdout; the command says which file it checks.
+_ANY_LINE = re.compile("")
+
+
 def _open(path, load, quiet=False):
-    """Open ``path`` (or keep the open file); the file's name for messages and reports."""
+    """Open ``path`` (a .blend with its scripts off; other formats imported into an empty
+    scene), or keep the open file; the file's name for messages and reports."""
     import bpy
 
     from .console import READ_BLEND, filtered_output
@@ -351,41 +890,75 @@ def _open(path, load, quiet=False):
         raise UsageError(f"error: {path}: no such file")
     if os.path.isdir(path):
         raise UsageError(f"error: {path} is a folder, not a .blend file")
-    if load:
-        # Blender's "Read blend: ..." line says what "Checking ..." says; --quiet drops it.
-        patterns = (READ_BLEND,) if quiet else ()
-        try:
-            with filtered_output(*patterns):
-                bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False)
-        except RuntimeError as problem:
-            reason = str(problem).strip().splitlines()[-1] if str(problem).strip() else ""
-            raise UsageError(f"error: {path}: not a readable .blend file ({reason})") from None
+    suffix = os.path.splitext(path)[1].lower()
+    if not load:
+        return path
+    if suffix in IMPORTERS:
+        _import(path, IMPORTERS[suffix])
+        return path
+    # Blender's "Read blend: ..." line says what "Checking ..." says; --quiet drops it.
+    patterns = (READ_BLEND,) if quiet else ()
+    try:
+        with filtered_output(*patterns):
+            # use_scripts=False: a level's registered scripts and drivers never run here.
+            bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False,
+                                     use_scripts=False)
+    except RuntimeError as problem:
+        reason = str(problem).strip().splitlines()[-1] if str(problem).strip() else ""
+        what = "a .blend file" if suffix == ".blend" else \
+            f"a readable file (the suffixes read are {', '.join(READABLE)})"
+        raise UsageError(f"error: {path}: not a readable .blend file ({reason})"
+                         if suffix == ".blend" else f"error: {path}: not {what}") from None
     return path
 
 
-def _scene(name):
+def _import(path, importer):
+    """Import ``path`` into an empty scene with Blender's own importer (names as imported)."""
+    import bpy
+
+    from .console import filtered_output
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    operator = {"gltf": bpy.ops.import_scene.gltf, "fbx": bpy.ops.import_scene.fbx,
+                "obj": bpy.ops.wm.obj_import}[importer]
+    try:
+        with filtered_output(_ANY_LINE, fds=(1,)):
+            result = operator(filepath=os.path.abspath(path))
+    except (RuntimeError, Exception) as problem:  # importers raise whatever their parser does
+        lines = str(problem).strip().splitlines()
+        raise UsageError(f"error: {path}: the {importer} importer could not read it "
+                         f"({lines[-1] if lines else type(problem).__name__})") from None
+    if 'FINISHED' not in result:
+        raise UsageError(f"error: {path}: the {importer} importer could not read it")
+
+
+def _scene(name, label=""):
     import bpy
 
     if name is None:
         return bpy.context.scene
     scene = bpy.data.scenes.get(name)
     if scene is None:
-        raise UsageError(f"error: there is no scene named {name!r}")
+        raise UsageError(f"error: there is no scene named {name!r}"
+                         + (f" in {label}" if label else ""))
     return scene
 
 
 def _check_outputs(args):
-    """Exit 2 before any work for an output that cannot be written: a folder, a folder that
-    cannot be made or written to, a picture suffix of no known format."""
+    """Exit 2 before any work for an output that cannot be written: a folder, a missing folder,
+    a folder not written to, a picture suffix of no known format."""
     from . import files
 
-    for option, path in (("--json", args.json), ("--csv", args.csv), ("--picture", args.picture)):
+    for option in REPORT_OPTIONS + ("--picture", "--map", "--write-baseline"):
+        path = getattr(args, option[2:].replace("-", "_"), None)
         if not path:
             continue
-        if os.path.isdir(path):
+        if path == files.STDOUT and option not in REPORT_OPTIONS:
+            raise UsageError(f"error: {option} takes a file, not '-'")
+        if os.path.isdir(files.resolved(path)):
             raise UsageError(f"error: {option} {path} is a folder; give a file name, e.g. "
                              f"{os.path.join(path, _EXAMPLE_NAMES[option])}")
-        if option == "--picture":
+        if option in ("--picture", "--map"):
             from .picture import picture_format
             try:
                 picture_format(path)
@@ -398,45 +971,60 @@ def _check_outputs(args):
                              f"({problem.strerror or problem})") from None
 
 
-_EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--picture": "findings.png"}
+_EXAMPLE_NAMES = {"--json": "report.json", "--csv": "report.csv", "--junit": "report.xml",
+                  "--sarif": "report.sarif", "--picture": "findings.png", "--map": "map.png",
+                  "--write-baseline": "baseline.json"}
 
 
-def _summary_line(label, stats, args, tolerance, own_clearances=0, complete=True):
-    clearance = ("clearance from the rules" if args.clearance is None
-                 else f"clearance {args.clearance:g} m")
-    if own_clearances:
-        clearance += (f", own clearance on {own_clearances} "
-                      f"object{'s' * (own_clearances != 1)}")
-    parts = [clearance, f"touch tolerance {tolerance:g} m"]
-    if args.collection:
-        parts.append(f"collection {args.collection}")
-    if args.ignore:
-        parts.append("ignoring " + ", ".join(args.ignore))
-    if args.ignore_pair:
-        parts.append("ignoring pairs " + ", ".join(f"{a}/{b}" for a, b in args.ignore_pair))
-    if args.object_clearance:
-        parts.append("clearances " + ", ".join(f"{p}={c:g}" for p, c in args.object_clearance))
-    noun = "object" if stats.objects == 1 else "objects"
+def _summary_line(section, options, complete=True):
+    from .core.report import length_text
+
+    units = section.get("units")
+
+    def setting(name, value):
+        return f"{name} from the rules" if value is None else \
+            f"{name} {length_text(value, units)}"
+
+    clearance = setting("clearance", options["clearance"])
+    own = section["objects_with_own_clearance"]
+    if own:
+        clearance += f", own clearance on {own} object{'s' * (own != 1)}"
+    parts = [clearance, setting("touch tolerance", options["touch_tolerance"])]
+    if options.get("collection"):
+        parts.append(f"collection {options['collection']}")
+    if options.get("ignore"):
+        parts.append("ignoring " + ", ".join(options["ignore"]))
+    if options.get("ignore_pairs"):
+        parts.append("ignoring pairs " + ", ".join(f"{a}/{b}" for a, b in
+                                                   options["ignore_pairs"]))
+    if options.get("object_clearance"):
+        parts.append("clearances " + ", ".join(f"{p}={c:g}" for p, c in
+                                               options["object_clearance"].items()))
+    count = section["objects_checked"]
+    noun = "object" if count == 1 else "objects"
     checked = "Checked" if complete else "Partly checked"
-    return f"{checked} {stats.objects} {noun} of {label} ({'; '.join(parts)})"
+    return f"{checked} {count} {noun} of {section['file']} ({'; '.join(parts)})"
 
 
 def _count_text(findings, interrupted=""):
     """The counts of the findings; for an interrupted run, said to be those found so far."""
-    from .core.level import OVERLAP, count_line
+    from .core.report import count_line, counts
 
     if not interrupted:
         return count_line(findings)
-    overlaps = sum(f.kind == OVERLAP for f in findings)
+    per_kind = counts(findings)
+    overlaps = per_kind.get("overlap", 0)
     return (f"INCOMPLETE, {interrupted}: {len(findings)} finding"
             f"{'s' * (len(findings) != 1)} so far ({overlaps} overlap{'s' * (overlaps != 1)}, "
             f"{len(findings) - overlaps} too close)")
 
 
-def _result_line(label, stats, findings, interrupted=""):
-    """The one line of ``--quiet``: the counts, how many objects, which file."""
-    noun = "object" if stats.objects == 1 else "objects"
-    return f"{_count_text(findings, interrupted).rstrip('.')} ({stats.objects} {noun} of {label})"
+def _result_line(section, interrupted=""):
+    """The one line of ``--quiet`` for a file: the counts, how many objects, which file."""
+    count = section["objects_checked"]
+    noun = "object" if count == 1 else "objects"
+    return (f"{_count_text(section['findings'], interrupted).rstrip('.')} ({count} {noun} of "
+            f"{section['file']})")
 
 
 class _Progress:
@@ -452,6 +1040,87 @@ class _Progress:
         if not self.silent and now - self.last >= PROGRESS_INTERVAL and fraction < 1.0:
             self.last = now
             print(f"  {100 * fraction:3.0f}%  {phase}", file=self.err, flush=True)
+
+
+# --- merging shards ---------------------------------------------------------------------------
+# Fields every shard of one run must agree on (else they are not shards of one run).
+_SAME_IN_EVERY_SHARD = ("schema_version", "tool", "blender_version", "options", "rules")
+
+
+def _merge(args, out, err) -> RunResult:
+    """``merge``: the shards' reports gated together, written as one run would have."""
+    from .core import report as core_report
+
+    _check_gate_arguments(args)
+    args.picture = None
+    _check_outputs(args)
+    baseline = _read_baseline(args.baseline)
+    shards = []
+    for path in args.reports:
+        try:
+            with open(path, encoding="utf-8") as f:
+                shards.append((path, core_report.from_json(f.read(), path)))
+        except OSError as problem:
+            raise UsageError(f"error: {path}: {problem.strerror or problem}") from None
+        except ValueError as problem:
+            raise UsageError(f"error: {problem}") from None
+    merged = merge_reports(shards)
+    reports = _Reports(args)
+    if "-" in reports.paths:
+        out = err
+    for section in merged["files"]:     # (the shard's run said so on its own stderr)
+        if section["status"] == core_report.FAILED:
+            print(f"error: {section.get('error')}", file=err, flush=True)
+    code = _gate_and_write(args, merged, baseline, reports, out, err,
+                           interrupted=not merged["complete"])
+    if not merged["complete"]:
+        print(f"{args.reports[0]}...: a shard did not finish: "
+              f"{merged.get('incomplete_reason')}", file=err, flush=True)
+        code = EXIT_ERROR
+    return RunResult(code, [f for s in merged["files"] for f in s["findings"]],
+                     report=merged)
+
+
+def merge_reports(shards) -> dict:
+    """One ungated report of every file of the shards ``[(path, report)]``; ``UsageError``
+    unless they are all the shards of one run."""
+    from .core import gate
+    from .core import report as core_report
+
+    first_path, first = shards[0]
+    if first.get("shard") is None:
+        raise UsageError(f"error: {first_path} is not a shard's report (written without "
+                         f"--shard)")
+    count, files = first["shard"]["count"], first["shard"]["files"]
+    seen = {}
+    for path, shard in shards:
+        info = shard.get("shard")
+        if info is None:
+            raise UsageError(f"error: {path} is not a shard's report (written without --shard)")
+        if info["count"] != count or info["files"] != files:
+            raise UsageError(f"error: {path} is a shard of another run (other files or another "
+                             f"number of shards than {first_path})")
+        for key in _SAME_IN_EVERY_SHARD:
+            if shard.get(key) != first.get(key):
+                raise UsageError(f"error: {path} was checked with other {key} than "
+                                 f"{first_path}")
+        if info["index"] in seen:
+            raise UsageError(f"error: {path} and {seen[info['index']]} are both shard "
+                             f"{info['index']}/{count}")
+        seen[info["index"]] = path
+        gate.ungated(shard)
+    missing = [k for k in range(1, count + 1) if k not in seen]
+    if missing:
+        raise UsageError(f"error: shard{'s' * (len(missing) > 1)} "
+                         f"{', '.join(f'{k}/{count}' for k in missing)} missing")
+    sections = [s for _, shard in sorted(shards, key=lambda item: item[1]["shard"]["index"])
+                for s in shard["files"]]
+    reasons = [shard.get("incomplete_reason", "") for _, shard in shards
+               if not shard["complete"]]
+    return core_report.new_report(
+        sections, options=first["options"], rules=first["rules"], complete=not reasons,
+        incomplete_reason="; ".join(reasons), version=first["tool"]["version"],
+        blender_version=first["blender_version"])
 
 
 # --- picture --------------------------------------------------------------------------------
@@ -484,6 +1153,22 @@ def _picture(args, findings, level_run, scene) -> str:
             data = temporary.data
             bpy.data.objects.remove(temporary)
             bpy.data.cameras.remove(data)
+    return ""
+
+
+def _map_picture(args, checked, interrupted) -> str:
+    """Render the traversal map seen from above; an empty string when it worked, else a note
+    saying why not."""
+    from . import traversal_check
+
+    if interrupted or checked.traversal is None:
+        return _no_picture(args.map, "the check was interrupted")
+    width, height = args.picture_size
+    try:
+        traversal_check.map_picture(os.path.abspath(args.map), checked.traversal,
+                                    checked.scene, width, height)
+    except Exception as problem:  # the reports are written already; say why there is no map
+        return _no_picture(args.map, f"{type(problem).__name__}: {problem}")
     return ""
 
 

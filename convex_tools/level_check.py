@@ -17,12 +17,13 @@ An object's clearance, first match wins:
 A pair must keep the larger of its two objects' clearances. Name overrides match an object's
 reported name (an instance's path, e.g. ``Shelf/Crate.003``) or the name of the object it is.
 
-What is checked (``_entries_to_check``): every object with geometry, as the shape
-``objects.shape_from_object`` makes of it — through its collision proxies or compound rigid-body
-children when it has them (the proxies and children are then not checked on their own: a
-selected proxy stands for its owner) — and every object of every instanced collection, each
-instance with its own matrix and named by its path (``instances``). An Unreal proxy that names
-no object is skipped, with the reason.
+What is checked (``collect.collect_entries``): every object with geometry,
+as the shape ``objects.shape_from_object`` makes of it — through its collision proxies or compound
+rigid-body children when it has them (the proxies and children are then not checked on their own:
+a selected proxy stands for its owner) — and every instance of every kind (collection instances,
+geometry nodes, particles, vertex and face instancing), each with its own matrix and named by its
+path (``Shelf/Crate.003``, ``Scatter/Rock [instance 12]``). An Unreal proxy that names no object
+is skipped, with the reason; objects disabled in viewports and Boolean operands are excluded.
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
-from .objects import (GEOMETRY_TYPES, is_concave, resolve_object, settings_of, shape_from_object,
-                      world_matrix)
+from .collect import Entry, collect_entries
+from .objects import is_concave, settings_of, shape_from_object, world_matrix
 from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
-__all__ = ["check_scene", "LevelRun", "Finding", "CheckCancelled", "LevelCheck", "Stats",
+__all__ = ["check_scene", "LevelRun", "Entry", "Finding", "CheckCancelled", "LevelCheck", "Stats",
            "OVERLAP", "TOO_CLOSE", "TOUCH_TOLERANCE", "CLEARANCE_PROPERTY", "report_json",
            "report_csv", "report_table", "findings_drawing", "OVERLAY_KEY"]
 
@@ -94,8 +95,16 @@ class LevelRun:
             self.scene, engine or self.rules.defaults["engine"],
             one_hull_per_ucx if one_hull_per_ucx is not None
             else self.rules.defaults["one_hull_per_ucx"]))
-        self.pending, skipped = _entries_to_check(objects, collection, ignore, everything,
-                                                  self.proxies)
+        collected = collect_entries(objects, collection, ignore, everything, self.proxies,
+                                    self.depsgraph, include_hidden=include_hidden,
+                                    include_cutters=include_cutters)
+        self.pending, skipped = collected.entries, collected.skipped
+        # Left out by rule (disabled in viewports, Boolean cutters, -noimp, proxies' looks):
+        # listed, never an error.
+        self.excluded = list(collected.excluded)
+        self.unmatched_ignores = list(collected.unmatched_ignores)
+        self.warnings.extend(f"ignore {name!r} matches nothing"
+                             for name in self.unmatched_ignores)
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
@@ -119,6 +128,7 @@ class LevelRun:
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
+        self.unchecked = []       # (name, reason): an unusable setting of its own (once built)
         self.check = None
         self.times = {"collect": time.perf_counter() - t0, "shapes": 0.0}
 
@@ -202,6 +212,7 @@ class LevelRun:
         times = {**self.times, **(self.check.stats.times if self.check is not None else {})}
         return Stats(**{**base, "objects": len(self.shapes), "times": times,
                         "skipped_objects": list(self.skipped),
+                        "excluded_objects": list(self.excluded),
                         "shapes_made": self.shape_cache.made,
                         "shapes_shared": self.shape_cache.reused})
 
@@ -247,9 +258,25 @@ class LevelRun:
         t0 = time.perf_counter()
         table = PoseTable.from_shapes(self.shapes)
         aabbs = world_aabbs(self.shapes, table)
-        flag, own = _clearance_levels(self.kept, self.options["clearances"])
+        flag, own, unchecked = _clearance_levels(self.kept, self.options["clearances"])
+        if unchecked:
+            # An object whose own setting is unusable is left unchecked, with the reason; the
+            # run goes on.
+            self.unchecked = unchecked
+            keep = [k for k, e in enumerate(self.kept) if e.name not in dict(unchecked)]
+            self.shapes = [self.shapes[k] for k in keep]
+            self.names = [self.names[k] for k in keep]
+            self.kept = [self.kept[k] for k in keep]
+            flag, own = [flag[k] for k in keep], [own[k] for k in keep]
+            table = PoseTable.from_shapes(self.shapes)
+            aabbs = world_aabbs(self.shapes, table)
         self.own_clearances = sum(f is not None or o is not None for f, o in zip(flag, own))
-        infos = [entry_info(entry, shape) for entry, shape in zip(self.kept, self.shapes)]
+        # Collections and custom properties are read only when a rule group matches by them.
+        groups = self.rules.groups
+        by_collection = any(g.collections for g in groups)
+        by_property = any(g.property is not None for g in groups)
+        infos = [entry_info(entry, shape, by_collection, by_property)
+                 for entry, shape in zip(self.kept, self.shapes)]
         self.times["aabbs"] = time.perf_counter() - t0
         self.check = LevelCheck(LazyShapes(self.shapes), self.names, self.clearance, own,
                                 self.options["touch_tolerance"], self.options["ignore_pairs"],
@@ -301,106 +328,6 @@ def check_scene(objects=None, clearance=None, *, collection=None, ignore=(), ign
 
 
 # --- which objects ---------------------------------------------------------------------------
-class Entry:
-    """One thing the level check measures: reported as ``name``, shaped from ``obj`` placed by
-    ``placement`` (None, or a collection instance's matrix in front of ``obj``'s),
-    ``instancers`` the empties leading to an instance (outermost first)."""
-
-    __slots__ = ("name", "obj", "placement", "instancers")
-
-    def __init__(self, name, obj, placement=None, instancers=()):
-        self.name, self.obj, self.placement, self.instancers = name, obj, placement, instancers
-
-    @property
-    def selectable(self):
-        """The object a user selects for it: the outermost instancer of an instance."""
-        return self.instancers[0] if self.instancers else self.obj
-
-    def __repr__(self):
-        return f"Entry({self.name!r})"
-
-
-def _entries_to_check(objects, collection, ignore, everything, proxies):
-    """(entries, skipped): what to check among ``objects`` (or the collection's, or
-    ``everything``), and (name, reason) of what is left out with a reason worth telling."""
-    if objects is not None:
-        objs = [resolve_object(o, "objects") for o in objects]
-    elif collection is not None:
-        objs = list(_collection(collection).all_objects)
-    else:
-        objs = list(everything)
-    ignored = _ignored_names(ignore)
-    entries, skipped, seen = [], [], set()
-
-    def consider(name, obj, placement=None, instancers=()):
-        if obj.type not in GEOMETRY_TYPES and proxies.own_mark(obj) is None and not (
-                obj.type == 'EMPTY' and obj.name in proxies.excluded):
-            return                       # (a Godot -colonly Empty is a collider)
-        owner = proxies.owner_of(obj)
-        if owner is not None:            # a proxy or compound child stands for its owner
-            obj = owner
-            name = name[:len(name) - len(name.rsplit(instances.SEPARATOR, 1)[-1])] + owner.name
-        if name in seen:
-            return
-        seen.add(name)
-        if any(_is_ignored(n, ignored) for n in {name, obj.name, *(o.name for o in instancers)}):
-            return
-        if obj.name in proxies.orphans:
-            skipped.append((name, proxies.orphans[obj.name]))
-            return
-        if obj.name in proxies.excluded:     # left out by the engine's rules, not an error
-            skipped.append((name, "excluded: " + proxies.excluded[obj.name]))
-            return
-        entries.append(Entry(name, obj, placement, instancers))
-
-    for obj in objs:
-        if instances.is_instancer(obj):
-            if not _is_ignored(obj.name, ignored):
-                for inst in instances.expand(obj):
-                    consider(inst.name, inst.obj, inst.placement, inst.instancers)
-        else:
-            consider(obj.name, obj)
-    return entries, skipped
-
-
-def _collection(item):
-    if isinstance(item, bpy.types.Collection):
-        return item
-    coll = bpy.data.collections.get(str(item))
-    if coll is None:
-        raise ValueError(f"there is no collection named {item!r}")
-    return coll
-
-
-def _ignored_names(ignore):
-    """(exact names, patterns) of everything ``ignore`` names."""
-    if isinstance(ignore, (str, bpy.types.ID)):
-        ignore = [ignore]
-    names, patterns = set(), []
-    for item in ignore or ():
-        if isinstance(item, bpy.types.Collection):
-            names.update(o.name for o in item.all_objects)
-        elif isinstance(item, bpy.types.Object):
-            names.add(item.name)
-        elif isinstance(item, str):
-            coll = bpy.data.collections.get(item)
-            if coll is not None:
-                names.update(o.name for o in coll.all_objects)
-            if any(ch in item for ch in "*?["):
-                patterns.append(item)
-            else:
-                names.add(item)
-        else:
-            raise ValueError(f"ignore takes objects, collections, names or name patterns, "
-                             f"got {type(item).__name__}")
-    return names, patterns
-
-
-def _is_ignored(name, ignored):
-    names, patterns = ignored
-    return name in names or any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 # --- shapes ---------------------------------------------------------------------------------
 class _Unshareable(Exception):
     """The object's shape may depend on more than its own data and settings."""
@@ -631,37 +558,24 @@ def load_rules(rules, scene=None) -> Rules:
     return Rules()
 
 
-def entry_info(entry, shape) -> EntryInfo:
-    """What the rules see of one entry: its names, collections, custom properties, whether it
-    is a passive rigid body or a triangle mesh, and what a fix moves."""
+def entry_info(entry, shape, collections=True, properties=True) -> EntryInfo:
+    """What the rules see of one entry: its names, collections and custom properties (when
+    asked: a rule group matches by them), whether it is a passive rigid body or a triangle mesh,
+    and what a fix moves."""
     obj = entry.obj
-    chain = list(entry.instancers) + [obj]
-    collections = getattr(entry, "collections", None)
-    if collections is None:
-        collections = tuple(dict.fromkeys(c.name for o in chain for c in o.users_collection))
-    properties = getattr(entry, "properties", None)
-    if properties is None:
-        properties = {}
-        for source in chain:       # the object's own values win over its instancers'
-            for key in source.keys():
-                value = source.get(key)
-                if isinstance(value, (str, int, float, bool)):
-                    properties[key] = value
-    rigid = getattr(obj, "rigid_body", None)
-    passive = getattr(entry, "passive", None)
-    if passive is None:
-        passive = rigid is not None and rigid.type == 'PASSIVE'
-    mover = getattr(entry, "mover", entry.selectable.name)
-    return EntryInfo(entry.name, obj.name, tuple(collections), properties, bool(passive),
-                     bool(getattr(shape, "is_mesh", False)), mover,
-                     getattr(entry, "instanced_by", None))
+    rigid = obj.rigid_body
+    return EntryInfo(entry.name, obj.name, entry.collections if collections else (),
+                     entry.properties if properties else {},
+                     rigid is not None and rigid.type == 'PASSIVE',
+                     bool(getattr(shape, "is_mesh", False)), entry.mover, entry.instanced_by)
 
 
 # --- clearances -----------------------------------------------------------------------------
 def _clearance_levels(entries, overrides):
-    """(flag, own) per entry, None where none: a command-line override matching its reported
+    """(flag, own, unchecked): per entry, None where none: a command-line override matching its reported
     name or its object's name; its object's own clearance (``object_clearance``), else an
-    instancer's."""
+    instancer's; and (name, reason) of the entries whose own value is unusable (they get
+    None)."""
     patterns = []
     exact = {}
     for key, value in (overrides or {}).items():
@@ -670,6 +584,7 @@ def _clearance_levels(entries, overrides):
         else:
             exact[key] = value
     flag, own = [], []
+    unchecked = []
     for entry in entries:
         value = None
         if exact or patterns:
@@ -679,17 +594,22 @@ def _clearance_levels(entries, overrides):
                 value = next((v for p, v in patterns for n in names
                               if fnmatch.fnmatchcase(n, p)), None)
         flag.append(value)
-        value = object_clearance(entry.obj)
-        for source in reversed(entry.instancers):
-            if value is not None:
-                break
-            value = object_clearance(source)
+        try:
+            value = object_clearance(entry.obj)
+            for source in reversed(entry.instancers):
+                if value is not None:
+                    break
+                value = object_clearance(source)
+        except ValueError as problem:
+            unchecked.append((entry.name, str(problem)))
+            value = None
         own.append(value)
-    return flag, own
+    return flag, own, unchecked
 
 
 def object_clearance(obj):
-    """The object's own clearance (custom property, then Convex settings), or None."""
+    """The object's own clearance (custom property, then Convex settings), or None; a
+    ``ValueError`` saying what is wrong with an unusable custom property."""
     value = obj.get(CLEARANCE_PROPERTY)
     if value is not None:
         try:
@@ -874,29 +794,8 @@ def clear_findings():
 
 
 # --- report files -----------------------------------------------------------------------------
-# First line of the CSV report of a check that did not run to the end. It is not a row: a
-# reader that expects the header there stops rather than take part of a level for all of it.
-INCOMPLETE_CSV_MARK = "# INCOMPLETE"
-
-
-def json_report(findings, complete=True, reason="", **meta) -> str:
-    """The JSON report: ``"complete"`` says whether the check ran to the end (else
-    ``"incomplete_reason"`` says why not, and the findings are those found before it stopped),
-    then ``meta`` (file, options...), the counts and every finding."""
-    status = {"complete": bool(complete)}
-    if not complete:
-        status["incomplete_reason"] = reason
-    return report_json(findings, **status, **meta)
-
-
-def csv_report(findings, complete=True, reason="") -> str:
-    """The CSV report: a header and one row a finding, after an ``INCOMPLETE_CSV_MARK`` line
-    when the check did not run to the end."""
-    text = report_csv(findings)
-    if complete:
-        return text
-    return (f"{INCOMPLETE_CSV_MARK}: {reason}; the rows are the findings found before it "
-            f"stopped\n{text}")
+# The report writers live in ``core.report``; these names stay importable from here.
+from .core.report import INCOMPLETE_CSV_MARK, csv_report, json_report  # noqa: E402,F401
 
 
 # --- findings stored in the scene (the operator's list) --------------------------------------

@@ -23,7 +23,10 @@ a row selects and frames the pair. Scripts and the command line use ``level_chec
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import re
 
 import bpy
 import numpy as np
@@ -818,14 +821,24 @@ class OBJECT_OT_convex_clear_level(bpy.types.Operator):
 
 
 class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
-    """Save the Level Check findings as a JSON or CSV report"""
+    """Save the Level Check findings as a report: JSON, CSV, JUnit XML (.xml) or SARIF (.sarif), as the command line writes them"""
 
     bl_idname = "object.convex_export_level_report"
     bl_label = "Export Report"
     bl_options = {'REGISTER'}
 
+    # The suffix chooses the format (the command line's --json, --csv, --junit, --sarif).
+    FORMATS = {".json": "to_json", ".csv": "to_csv", ".xml": "to_junit", ".sarif": "to_sarif"}
+
     filepath: StringProperty(subtype='FILE_PATH')
-    filter_glob: StringProperty(default="*.json;*.csv", options={'HIDDEN'})
+    filter_glob: StringProperty(default="*.json;*.csv;*.xml;*.sarif", options={'HIDDEN'})
+
+    @classmethod
+    def poll(cls, context):
+        if getattr(context.scene, "convex_level", None) is None:
+            cls.poll_message_set("Convex Tools is not set up in this scene")
+            return False
+        return True
 
     def invoke(self, context, event):
         if not self.filepath:
@@ -835,23 +848,75 @@ class OBJECT_OT_convex_export_level_report(bpy.types.Operator):
         return {'RUNNING_MODAL'}
 
     def execute(self, context):
-        settings = _level_settings(context)
-        findings = [item.to_finding() for item in settings.findings]
+        from .core import gate
+        from .core import report as core_report
+
         path = bpy.path.abspath(self.filepath)
-        # A cancelled check's findings are saved marked incomplete, never as a whole level.
-        reason = "the check was cancelled"
-        if path.lower().endswith(".csv"):
-            text = level_check.csv_report(findings, settings.complete, reason)
-        else:
-            text = level_check.json_report(findings, settings.complete, reason,
-                                           file=bpy.path.basename(bpy.data.filepath),
-                                           clearance=settings.clearance)
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix not in self.FORMATS and not os.path.isdir(path):
+            self.report({'ERROR'}, f"Cannot export {os.path.basename(path) or path!r}: the "
+                                   f"suffix chooses the format, one of "
+                                   f"{', '.join(self.FORMATS)}")
+            return {'CANCELLED'}
+        report = self.report_model(context)
+        gate.apply(report)
         try:
             files.check_writable(path)
-            files.write_text_atomically(path, text)
+            files.write_text_atomically(path, getattr(core_report, self.FORMATS[suffix])(report))
         except OSError as problem:
             self.report({'ERROR'}, f"Cannot write {path}: {problem.strerror or problem}")
             return {'CANCELLED'}
-        note = "" if settings.complete else " (incomplete: the check was cancelled)"
-        self.report({'INFO'}, f"Saved {len(findings)} findings to {path}{note}")
+        count = sum(len(s["findings"]) for s in report["files"])
+        note = "" if report["complete"] else " (incomplete: the check was cancelled)"
+        self.report({'INFO'}, f"Saved {count} finding{'s' * (count != 1)} to {path}{note}")
         return {'FINISHED'}
+
+    @staticmethod
+    def report_model(context) -> dict:
+        """The stored Level Check findings as the command line's report model (``core.report``):
+        ``options`` from the Level Check panel, the scene, its units, and the objects checked."""
+        from .core import report as core_report
+
+        settings = _level_settings(context)
+        scene = context.scene
+        findings = [item.to_finding() for item in settings.findings]
+        # The summary begins with the count of objects checked ("12 objects: ...", or "Cancelled;
+        # so far 12 objects: ..." for a cancelled check; level_check.summary_text).
+        counted = re.search(r"(\d+) objects?:", settings.summary)
+        units = scene.unit_settings
+        # With a rules file (or text) the rules say the clearance and the touch tolerance
+        # (as ``level_run`` checks).
+        rules = None
+        if settings.rules_file:
+            path = bpy.path.abspath(settings.rules_file)
+            try:
+                rules = {"path": settings.rules_file, "sha256": core_report.file_sha256(path)}
+            except OSError:
+                rules = {"path": settings.rules_file, "sha256": None}
+        elif settings.rules_text is not None:
+            text = settings.rules_text.as_string().encode("utf-8")
+            rules = {"path": f"Text {settings.rules_text.name}",
+                     "sha256": hashlib.sha256(text).hexdigest()}
+        options = {
+            "clearance": None if rules else settings.clearance,
+            "touch_tolerance": None if rules else settings.touch_tolerance,
+            "collection": settings.collection.name if settings.scope == 'COLLECTION'
+            and settings.collection else None,
+            "scene": scene.name,
+            "ignore": [settings.ignore_collection.name] if settings.ignore_collection else [],
+            "ignore_pairs": [[a.strip(), b.strip()] for a, _, b in
+                             (p.partition(":") for p in settings.ignore_pairs.split(",")
+                              if p.strip())],
+            "object_clearance": {},
+            "scope": settings.scope,
+        }
+        section = core_report.file_section(
+            bpy.data.filepath or "untitled.blend", findings=findings,
+            status=core_report.CHECKED if settings.complete else core_report.INCOMPLETE,
+            scene=scene.name, rules=rules,
+            units={"system": units.system, "scale_length": float(units.scale_length),
+                   "length_unit": units.length_unit},
+            objects_checked=int(counted.group(1)) if counted else 0)
+        return core_report.new_report(
+            [section], options=options, rules=rules, complete=settings.complete,
+            incomplete_reason="the check was cancelled", blender_version=bpy.app.version_string)

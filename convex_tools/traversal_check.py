@@ -52,7 +52,10 @@ class TraversalRun:
     start_names: list
 
     def summary(self) -> dict:
-        return {**self.result.summary(), "starts": self.start_names}
+        """The report's ``traversal`` record: agent, grid, areas, the starts asked for and
+        where they stand."""
+        summary = self.result.summary()
+        return {**summary, "placed_starts": summary["starts"], "starts": self.start_names}
 
 
 def agent_of(rules, **given) -> traversal.Agent:
@@ -107,15 +110,20 @@ def _point_of(start):
 
 def run_traversal(objects=None, *, collection=None, ignore=(), rules=None, scene=None,
                   context=None, starts=None, min_area=None, jobs=1, progress=None,
-                  engine=None, include_hidden=False, include_cutters=False,
+                  engine=None, include_hidden=False, include_cutters=False, level_run=None,
                   **agent) -> TraversalRun:
     """The traversal check of the scene's level (see the module doc); ``agent``: radius,
-    height, max_step, max_slope, cell (None: the rules', else the default)."""
-    run = level_check.LevelRun(objects, None, collection=collection, ignore=ignore,
-                               rules=rules, scene=scene, context=context, engine=engine,
-                               include_hidden=include_hidden,
-                               include_cutters=include_cutters)
-    run.step(1e9, shapes_only=True)
+    height, max_step, max_slope, cell (None: the rules', else the default). ``level_run``: a
+    ``LevelRun`` whose shapes are made already (the command line's, after the level check):
+    its level is used instead of collecting it again."""
+    run = level_run
+    if run is None:
+        run = level_check.LevelRun(objects, None, collection=collection, ignore=ignore,
+                                   rules=rules, scene=scene, context=context, engine=engine,
+                                   include_hidden=include_hidden,
+                                   include_cutters=include_cutters)
+    if run.check is None:
+        run.step(1e9, shapes_only=True)
     check = run.check
     assign = check.assign
     walkable = [g.walkable if g is not None and g.walkable is not None else bool(static)
@@ -172,9 +180,14 @@ def map_drawing(result, findings=(), labels=True, units=None):
         point = f.point if f.point is not None else f.point_a
         if point is None:
             continue
-        if labels:
-            drawing.label(tuple(point), finding_text(f, length), _role(f.kind))
         drawing.point(tuple(point), _role(f.kind))
+        if labels:
+            where = tuple(point)
+            if f.kind == UNREACHABLE and f.bbox is not None:
+                # At the region's north edge, clear of the reason labelled at the passage.
+                (lx, ly, _), (ux, uy, _) = f.bbox
+                where = (0.5 * (lx + ux), uy, float(point[2]))
+            drawing.label(where, finding_text(f, length), _role(f.kind))
     return drawing
 
 
@@ -186,13 +199,13 @@ def finding_text(f, length) -> str:
     """A traversal finding in one line, lengths by ``length``."""
     extra = f.extra or {}
     if f.kind == UNREACHABLE:
-        return f"unreachable: {f.area:.1f} m² on {', '.join(f.objects or ())}"
+        return f"unreachable: {f.area:.1f} m²"
     if f.kind == NARROW:
-        return f"narrow: {length(extra.get('width', 0.0))} between {f.object_a} and {f.object_b}"
+        return f"narrow: {length(extra.get('width', 0.0))}"
     if f.kind == LOW_HEADROOM:
-        return f"low headroom: {length(extra.get('clearance', 0.0))} under {f.object_a}"
+        return f"low headroom: {length(extra.get('clearance', 0.0))}"
     if f.kind == STEP:
-        return f"step: {length(extra.get('height', 0.0))} up to {f.object_a}"
+        return f"step: {length(extra.get('height', 0.0))}"
     return f.kind
 
 

@@ -47,10 +47,17 @@ SET_PIECES_DEPTH = 12.5  # depth of that strip (m)
 GRID = (18, 16)       # cells along x and y
 SCENARIO_EVERY = 9    # one cell in 9 holds a planted pair instead of a lone prop
 CLEARANCE = 0.05      # the demo's clearance (m; its rules file says so too)
+TRAVERSAL_KINDS = ("unreachable", "narrow", "low_headroom", "step")
 RULES = os.path.join(HERE, "demo_rules.toml")   # the demo level's rules file
 # How far subdivision (level 1) pulls a unit ico sphere's lowest vertex up (share of its size).
 BOULDER_SHRINK = 0.02906385
 DOOR_CLEARANCE = 0.6  # doors need this much room (custom property convex_clearance)
+COURSE_DEPTH = 9.0    # depth of the traversal course's strip, south of the props (m)
+# What the traversal check finds there (kind, the object named first): each place the player
+# cannot get into and the reason next to it.
+TRAVERSAL_PLANTED = sorted([("narrow", "Closet"), ("unreachable", "Floor"),
+                            ("step", "Platform"), ("unreachable", "Platform"),
+                            ("low_headroom", "Pen"), ("unreachable", "Floor")])
 
 
 # --- meshes -----------------------------------------------------------------------------------
@@ -434,37 +441,24 @@ class LevelBuilder:
                 self.expect_resting("sunk", obj, ground)
         return ground
 
-    def room(self, x0, y0, size=(8.0, 8.0), wall=0.2, height=2.4):
-        """A room shell (a floor slab and four walls, no ceiling: one closed surface, a
-        triangle mesh) with two crates on its floor and a barrel pushed 0.15 into its east
-        wall."""
-        import numpy as np
-
+    def room(self, x0, y0, size=(8.0, 8.0), wall=0.2, height=2.4, door=1.2):
+        """A room shell (a floor slab and four walls, a ``door`` wide opening in the south
+        one, no ceiling; its Shape a triangle mesh: surfaces with no inside) with two crates on
+        its floor and a barrel pushed 0.15 into its east wall."""
         sx, sy = size
         slab, top = wall, wall + height
-        inner = [(wall, wall), (sx - wall, wall), (sx - wall, sy - wall), (wall, sy - wall)]
-        outer = [(0.0, 0.0), (sx, 0.0), (sx, sy), (0.0, sy)]
-        vertices = ([(x, y, slab) for x, y in inner] + [(x, y, top) for x, y in inner]
-                    + [(x, y, 0.0) for x, y in outer] + [(x, y, top) for x, y in outer])
-        floor_, rim, base, crown = 0, 4, 8, 12     # first index of each ring of four
-        centre = np.array([sx / 2, sy / 2, 0.0])
-        faces = [((base, base + 1, base + 2, base + 3), (0, 0, -1)),     # underside
-                 ((floor_, floor_ + 1, floor_ + 2, floor_ + 3), (0, 0, 1))]   # the room's floor
-        for k in range(4):
-            n = (k + 1) % 4
-            side = np.array([*(np.add(outer[k], outer[n]) / 2), 0.0]) - centre
-            faces += [((base + k, base + n, crown + n, crown + k), side),     # outside
-                      ((crown + k, crown + n, rim + n, rim + k), (0, 0, 1)),   # top of the wall
-                      ((floor_ + k, floor_ + n, rim + n, rim + k), -side)]    # inside, facing in
-        mesh = self.bpy.data.meshes.new("room")
-        mesh.from_pydata(vertices, [], [_facing(vertices, quad, normal) for quad, normal in faces])
-        mesh.update()
-        self.meshes["room"] = mesh
+        left, right = (sx - door) / 2, (sx + door) / 2
+        self.mesh_of_boxes("room", [
+            ((0.0, 0.0, 0.0), (sx, sy, slab)),                       # the floor slab
+            ((0.0, 0.0, slab), (wall, sy, top)),                     # west wall
+            ((sx - wall, 0.0, slab), (sx, sy, top)),                 # east wall
+            ((wall, sy - wall, slab), (sx - wall, sy, top)),         # north wall
+            ((wall, 0.0, slab), (left, wall, top)),                  # south wall, west of
+            ((right, 0.0, slab), (sx - wall, wall, top))])           # and east of the door
         shell = self.set_piece("Room", "room", (x0, y0, 0.0), kind='MESH', clearance=0.0)
         self.crate(x0 + 2.0, y0 + 2.0, 1.0, z=slab + 0.5)
         self.crate(x0 + 2.0, y0 + 3.0, 1.0, z=slab + 0.5)    # side by side with the first
-        barrel = self.barrel(x0 + sx - wall - 0.4 + 0.15, y0 + 5.0, 0.4, 1.0)
-        barrel.location.z = slab + 0.5
+        barrel = self.barrel(x0 + sx - wall - 0.4 + 0.15, y0 + 5.0, 0.4, 1.0, z=slab + 0.5)
         self.expect("overlap", barrel, shell)
         return shell
 
@@ -543,6 +537,34 @@ class LevelBuilder:
         self.proxied_table(33.0, y0 + 5.0)
         self.shelves(37.5, y0 + 2.0)
 
+    def traversal_course(self, y0):
+        """South of the props, in a strip from ``y0`` down: the player's start and three
+        places it cannot get into, each for one reason (the traversal check's planted
+        problems): a closet behind a 0.6 m door (the agent is 0.7 m wide), a platform 0.6 m up
+        (it climbs 0.45) and a pen whose only way in is under a beam 1.5 m up (it is 1.8 m
+        tall). Walls are 0.2 thick and 2.4 high, each its own Convex Parts set piece."""
+        bpy = self.bpy
+        start = bpy.data.objects.new("PlayerStart", None)
+        start.empty_display_type = 'SINGLE_ARROW'
+        start.location = (2.0, y0 - 6.0, 0.0)
+        self.pieces.objects.link(start)
+        wall, high = 0.2, 2.4
+
+        def walls(name, x0, boxes):
+            self.mesh_of_boxes(name, [((x0 + a, y0 - 8 + b, c), (x0 + d, y0 - 8 + e, f))
+                                      for (a, b, c), (d, e, f) in boxes])
+            self.set_piece(name, name, kind='CONVEX_PARTS')
+
+        # The closet (x 5..9): a west door 0.6 wide at the middle of its west wall.
+        walls("Closet", 5.0, [((0, 0, 0), (4, wall, high)), ((0, 4 - wall, 0), (4, 4, high)),
+                              ((4 - wall, 0, 0), (4, 4, high)),
+                              ((0, 0, 0), (wall, 1.7, high)), ((0, 2.3, 0), (wall, 4, high))])
+        # The platform (x 17..21): a block 0.6 high, nothing to climb it by.
+        walls("Platform", 17.0, [((0, 0, 0), (4, 4, 0.6))])
+        # The pen (x 29..33): three walls, and on its west side only a beam from 1.5 up.
+        walls("Pen", 29.0, [((0, 0, 0), (4, wall, high)), ((0, 4 - wall, 0), (4, 4, high)),
+                            ((4 - wall, 0, 0), (4, 4, high)), ((0, 0, 1.5), (wall, 4, high))])
+
     def floor(self, size_x, size_y, center):
         ground = self._collection("Ground")
         self.meshes.setdefault("cube", self.meshes["cube"])
@@ -591,9 +613,10 @@ def build_demo_level(seed=2024):
             k += 1
     strip = (ny - 1) * CELL + SET_PIECES_GAP
     builder.set_pieces(strip)
-    # One floor under the props and the set pieces.
-    size_x, size_y = nx * CELL, strip + SET_PIECES_DEPTH + CELL / 2
-    center = ((nx - 1) * CELL / 2, size_y / 2 - CELL / 2)
+    builder.traversal_course(-CELL / 2 - 0.5)
+    # One floor under the course, the props and the set pieces.
+    size_x, size_y = nx * CELL, COURSE_DEPTH + strip + SET_PIECES_DEPTH + CELL / 2
+    center = ((nx - 1) * CELL / 2, size_y / 2 - CELL / 2 - COURSE_DEPTH)
     builder.floor(size_x, size_y, center)
     builder.finish()
     _add_camera_and_light(size_x, size_y, center)
@@ -832,32 +855,41 @@ def main(argv=None) -> int:
           f"floor, {n_objects} objects in all; {len(expected)} planted problems, saved to "
           f"{_shown(blend)} ({time.perf_counter() - start:.1f} s)\n", flush=True)
 
-    check_args = [_shown(blend), "--json", _shown(os.path.join(args.out, "report.json")),
+    check_args = [_shown(blend), "--traversal",
+                  "--json", _shown(os.path.join(args.out, "report.json")),
                   "--csv", _shown(os.path.join(args.out, "report.csv"))]
     if not args.no_picture:
-        check_args += ["--picture", _shown(os.path.join(args.out, "findings.png"))]
+        check_args += ["--picture", _shown(os.path.join(args.out, "findings.png")),
+                       "--map", _shown(os.path.join(args.out, "map.png"))]
     print("$ scripts/run.sh python scripts/check_level.py " + " ".join(
         f"'{a}'" if "*" in a else a for a in check_args), flush=True)
     result = cli.run(check_args)
     if result.code == 2:
         return 2
 
-    found = sorted((f.kind, f.object_a, f.object_b) for f in result.findings)
+    traversal = sorted((f.kind, f.object_a) for f in result.findings
+                       if f.kind in TRAVERSAL_KINDS)
+    found = sorted((f.kind, f.object_a, f.object_b) for f in result.findings
+                   if f.kind not in TRAVERSAL_KINDS)
     missed = sorted(set(expected) - set(found))
     extra = sorted(set(found) - set(expected))
     print()
-    if not missed and not extra:
+    if not missed and not extra and traversal == TRAVERSAL_PLANTED:
         print(f"Demo OK: the check found exactly the {len(expected)} planted problems "
               f"({_counted(expected)}); nothing resting on the floor, the terrain, each other "
               f"or the shelves, the posts set into the ground, the half-buried rocks, the "
               f"lamps on pillars, the column under the arch and the crate under the table "
-              f"was reported.")
+              f"was reported. The traversal check found the three places the player cannot "
+              f"get into, each with its reason (a narrow door, a high step, a low beam), and "
+              f"nothing else.")
         print(f"Total {time.perf_counter() - start:.1f} s")
         return 0
     for kind, a, b in missed:
         print(f"MISSED planted {kind}: {a} / {b}")
     for kind, a, b in extra:
         print(f"UNEXPECTED {kind}: {a} / {b}")
+    if traversal != TRAVERSAL_PLANTED:
+        print(f"TRAVERSAL: expected {TRAVERSAL_PLANTED}, found {traversal}")
     return 1
 
 

@@ -6,8 +6,11 @@
 - ``overlay.png``: the showcase scene of ``render_picture.py --showcase`` (a distance, a
   penetration vector, a contact manifold, a ray hit and a sweep's ghost);
 - ``findings.png``: the demo level of ``scripts/demo.sh`` checked as the demo checks it, with
-  its findings drawn, labelled and explained by a legend. The run fails (exit 1) unless the check
-  finds exactly the problems the demo planted, so the picture always shows a correct check.
+  its findings drawn, labelled and explained by a legend;
+- ``map.png``: the same check's traversal map, seen from above.
+
+The run fails (exit 1) unless the check finds exactly the problems the demo planted (and the
+traversal course's), so the pictures always show a correct check.
 
 ``--scale`` multiplies every picture's size (the tests render them small). Exit code 0 when
 every picture was written, 1 when the demo check went wrong, 2 for bad arguments.
@@ -25,7 +28,7 @@ for path in (ROOT, HERE):
         sys.path.insert(0, path)
 
 # Each picture of the README and its size in pixels at --scale 1.
-PICTURES = {"overlay.png": (1280, 720), "findings.png": (1600, 1000)}
+PICTURES = {"overlay.png": (1280, 720), "findings.png": (1600, 1000), "map.png": (1200, 1000)}
 
 
 def _scaled(size, scale):
@@ -47,8 +50,9 @@ def showcase_picture(path, size) -> int:
     return 0
 
 
-def findings_picture(path, size) -> int:
-    """Build the demo level, check it with the demo's options, draw the findings to ``path``."""
+def demo_pictures(findings_path, findings_size, map_path, map_size) -> int:
+    """Build the demo level, check it as the demo does (traversal too), draw the findings to
+    ``findings_path`` and the traversal map to ``map_path``."""
     import bpy
     import demo_level
 
@@ -63,16 +67,25 @@ def findings_picture(path, size) -> int:
             bpy.ops.wm.save_as_mainfile(filepath=blend)
         convex_tools.register()
         try:
-            # The level carries its rules (demo_level.RULES) as a Text datablock.
-            result = cli.run([blend, "--picture", path, "--picture-size",
-                              "{}x{}".format(*size), "--quiet"])
+            # The level carries its rules (demo_level.RULES) as a Text datablock. (Both
+            # pictures have one size on the command line: the map is drawn by a second run's
+            # --map at its own size.)
+            result = cli.run([blend, "--traversal", "--picture", findings_path,
+                              "--picture-size", "{}x{}".format(*findings_size), "--quiet"])
+            mapped = cli.run([blend, "--traversal", "--map", map_path, "--picture-size",
+                              "{}x{}".format(*map_size), "--quiet"])
         finally:
             convex_tools.unregister()
-    found = sorted((f.kind, f.object_a, f.object_b) for f in result.findings)
-    if result.code != cli.EXIT_FINDINGS or found != sorted(expected):
+    found = sorted((f.kind, f.object_a, f.object_b) for f in result.findings
+                   if f.kind not in demo_level.TRAVERSAL_KINDS)
+    travel = sorted((f.kind, f.object_a) for f in result.findings
+                    if f.kind in demo_level.TRAVERSAL_KINDS)
+    if result.code != cli.EXIT_FINDINGS or found != sorted(expected) or \
+            travel != demo_level.TRAVERSAL_PLANTED or mapped.code != cli.EXIT_FINDINGS:
         print(f"make_pictures.py: the demo check did not find exactly the {len(expected)} "
-              f"planted problems (exit code {result.code}, {len(found)} findings); "
-              f"{path} shows a wrong check", file=sys.stderr)
+              f"planted problems and the traversal course's (exit code {result.code}, "
+              f"{len(found)} + {len(travel)} findings); {findings_path} and {map_path} show a "
+              f"wrong check", file=sys.stderr)
         return 1
     return 0
 
@@ -87,13 +100,14 @@ def main(argv=None) -> int:
     if not 0.01 <= args.scale <= 4.0:
         parser.error(f"--scale must be between 0.01 and 4, got {args.scale}")
     os.makedirs(args.out, exist_ok=True)
-    makers = {"overlay.png": showcase_picture, "findings.png": findings_picture}
-    for name, size in PICTURES.items():
-        path = os.path.join(args.out, name)
-        code = makers[name](path, _scaled(size, args.scale))
-        if code != 0:
-            return code
-        print(f"Wrote {path} ({'x'.join(map(str, _scaled(size, args.scale)))})", flush=True)
+    sizes = {name: _scaled(size, args.scale) for name, size in PICTURES.items()}
+    path = {name: os.path.join(args.out, name) for name in PICTURES}
+    code = showcase_picture(path["overlay.png"], sizes["overlay.png"]) or demo_pictures(
+        path["findings.png"], sizes["findings.png"], path["map.png"], sizes["map.png"])
+    if code != 0:
+        return code
+    for name in PICTURES:
+        print(f"Wrote {path[name]} ({'x'.join(map(str, sizes[name]))})", flush=True)
     return 0
 
 

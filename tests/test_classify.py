@@ -268,3 +268,48 @@ def test_findings_do_not_depend_on_jobs_or_batching():
         assert f.distance == pytest.approx(g.distance, abs=1e-9)
         assert (f.move, f.rule, f.severity) == (g.move, g.rule, g.severity)
     assert {f.kind for f in one} >= {SUNK, FLOATING, OVERLAP}
+
+
+# --- depth against a triangle mesh ----------------------------------------------------------
+def stair():
+    """A floor (z = 0, x < 1) rising by a 0.88 riser at x = 1 to a tread (x > 1), as one
+    triangle mesh (10 m wide)."""
+    from convex_tools.core.trimesh import TriangleMesh
+
+    v = np.array([[-3, -5, 0], [1, -5, 0], [1, 5, 0], [-3, 5, 0],          # floor
+                  [1, -5, 0.88], [1, 5, 0.88], [4, -5, 0.88], [4, 5, 0.88]], dtype=float)
+    t = [(0, 1, 2), (0, 2, 3),            # floor, facing up
+         (1, 4, 5), (1, 5, 2),            # riser, facing -x (toward the floor)
+         (4, 6, 7), (4, 7, 5)]            # tread, facing up
+    return "Stair", TriangleMesh(v, np.array(t))
+
+
+def test_a_crate_into_a_riser_and_the_floor_is_as_deep_as_its_deepest_intrusion():
+    # Issue 18's example: 0.1 into the riser and 0.08 into the floor below it is 0.1 deep,
+    # not the 0.88 of the step above it; each touched triangle is listed.
+    crate_ = ("Crate", translated(Box((0.25, 0.25, 0.25)), (1.1 - 0.25, 0.0, 0.25 - 0.08)))
+    (f,) = check(stair(), crate_)
+    assert (f.kind, f.object_a, f.object_b) == (SUNK, "Crate", "Stair")
+    assert f.depth == pytest.approx(0.1, abs=1e-9)
+    # (A floor triangle the crate only reaches into across the floor's diagonal is left
+    # sideways across it: by a hair, per triangle as the definition says.)
+    depths = {round(c["depth"], 9) for c in f.contacts}
+    assert {0.08, 0.1} <= depths and max(depths) == 0.1
+    assert f.part_b.startswith("triangle ")
+
+
+def test_pushed_into_a_thin_mesh_wall_is_the_push_not_the_wall():
+    # A crate 0.14 into a 0.15-thick wall (a closed mesh): 0.14, not the wall's 1.0 height.
+    from convex_tools.core.trimesh import TriangleMesh
+
+    lo, hi = np.array([0.0, -5.0, 0.0]), np.array([0.15, 5.0, 1.0])
+    corners = np.array([[(hi if k & 4 else lo)[0], (hi if k & 2 else lo)[1],
+                         (hi if k & 1 else lo)[2]] for k in range(8)])
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
+             (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    wall = TriangleMesh(corners, np.array(faces))
+    found = check(floor(), ("Wall", wall),
+                  ("Crate", translated(Box((0.25, 0.25, 0.25)), (-0.25 + 0.14, 0.0, 0.25))))
+    (f,) = [f for f in found if "Wall" in (f.object_a, f.object_b)]
+    assert f.kind == OVERLAP and f.depth == pytest.approx(0.14, abs=1e-9)
+    np.testing.assert_allclose(f.translation, [-0.14, 0, 0], atol=1e-9)

@@ -11,32 +11,10 @@ from convex_tools.core import (Box, Capsule, Compound, Sphere, Triangle, Triangl
 from convex_tools.core import Status, concave, trimesh
 from convex_tools.core.level import OVERLAP, SUNK, TOO_CLOSE, Stats, check_shapes
 
-from geometry_helpers import random_rotation, rigid, rotation
+from geometry_helpers import quad_grid, random_rotation, rigid, rotation, welded
 
 
 # --- meshes --------------------------------------------------------------------------------------
-def quad_grid(origin, u, v, nu, nv):
-    """A parallelogram origin + s u + t v (s, t in [0, 1]) cut into 2 nu nv triangles whose
-    front faces look along u × v."""
-    origin, u, v = (np.asarray(x, float) for x in (origin, u, v))
-    s, t = np.meshgrid(np.arange(nu + 1) / nu, np.arange(nv + 1) / nv, indexing="ij")
-    vertices = origin + s.reshape(-1, 1) * u + t.reshape(-1, 1) * v
-    k = np.arange((nu + 1) * (nv + 1)).reshape(nu + 1, nv + 1)
-    a, b, c, d = k[:-1, :-1], k[1:, :-1], k[1:, 1:], k[:-1, 1:]
-    triangles = np.concatenate((np.stack((a, b, c), -1).reshape(-1, 3),
-                                np.stack((a, c, d), -1).reshape(-1, 3)))
-    return vertices, triangles
-
-
-def welded(*grids):
-    """One mesh from several grids, equal vertices merged (so that edges are shared)."""
-    vertices = np.vstack([g[0] for g in grids])
-    offsets = np.cumsum([0] + [len(g[0]) for g in grids[:-1]])
-    triangles = np.vstack([g[1] + o for g, o in zip(grids, offsets)])
-    unique, inverse = np.unique(vertices, axis=0, return_inverse=True)
-    return TriangleMesh(unique, inverse.reshape(-1)[triangles])
-
-
 def terrain(n=16, half=4.0, z=0.0):
     """A flat square of 2 n² triangles at height z, front faces up."""
     return TriangleMesh(*quad_grid((-half, -half, z), (2 * half, 0, 0), (0, 2 * half, 0), n, n))

@@ -14,3 +14,4 @@ from .broadphase import candidate_pairs, check_pairs, query_all, shape_aabbs
 from .quickhull import HullData, QuickhullError, convex_hull
 from .queries import (contact_manifold, distance, intersect, penetration, ray_cast,
                       signed_distance, sweep, sweep_rotating)
+from .intrusion import Intrusion, mesh_intrusion

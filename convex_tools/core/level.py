@@ -41,11 +41,8 @@ level always gives the same report, byte for byte, whatever ``jobs``.
 
 from __future__ import annotations
 
-import csv
 import fnmatch
 import gc
-import io
-import json
 import math
 import multiprocessing
 import os
@@ -645,11 +642,16 @@ class LevelCheck:
             self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
         return self._size_list
 
-    @staticmethod
-    def _pushed_up(m, sup, cos_up) -> bool:
-        """Whether the deepest contact of a support pair pushes the supported object up (it
-        sank); a concave supporter may hold it up in one place while it is pushed into a wall
-        in another (an overlap)."""
+    def _pushed_up(self, m, sup, cos_up) -> bool:
+        """Whether a support pair's contact pushes the supported object up (it sank): a
+        concave supporter may hold it up in one place while it is pushed into a wall in
+        another (an overlap). Against a triangle mesh any touched triangle that pushes it up
+        will do (the deepest may be left sideways across an inner edge a hair more cheaply)."""
+        if m.contacts:
+            # Each contact's normal points from the convex shape toward the mesh.
+            convex_is_i = not getattr(self.shapes[m.i], "is_mesh", False)
+            sign = -1.0 if (sup[0] == m.i) == convex_is_i else 1.0
+            return any(sign * float(c["normal"][2]) >= cos_up for c in m.contacts)
         if m.normal is None:
             return True
         up = -float(m.normal[2])          # i's push direction is -normal
@@ -828,7 +830,7 @@ def _mesh_contact(a, b, result, tolerance):
         return _overlap(result, None)
     contacts = tuple({"part": mesh.part_label(k), "depth": float(d),
                       "normal": np.asarray(n, dtype=float)} for k, d, n in hit.contacts)
-    part = mesh.part_label(hit.part)
+    part = hit.part                   # (labelled by ``_record``, as every part)
     normal = np.asarray(hit.normal, dtype=float)
     if flip:
         return -float(hit.depth), hit.point_b, hit.point_a, -normal, (part, None), contacts
@@ -1014,77 +1016,7 @@ def pair_is_ignored(name_a: str, name_b: str, ignore_pairs) -> bool:
 
 
 # --- reports ---------------------------------------------------------------------------------
-# The part columns come last, so that readers of the earlier columns by position still work.
-CSV_COLUMNS = ("kind", "object_a", "object_b", "distance", "clearance",
-               "point_a_x", "point_a_y", "point_a_z", "point_b_x", "point_b_y", "point_b_z",
-               "part_a", "part_b")
-
-
-def summary(findings) -> dict:
-    """Counts per kind."""
-    counts = {kind: 0 for kind in KINDS}
-    for f in findings:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
-    return counts
-
-
-def report_dict(findings, **meta) -> dict:
-    """The JSON report as a dict: ``meta`` (file, options, ...), counts, and the findings."""
-    return {**meta, "counts": summary(findings), "findings": [f.to_dict() for f in findings]}
-
-
-def report_json(findings, **meta) -> str:
-    return json.dumps(report_dict(findings, **meta), indent=2, sort_keys=False) + "\n"
-
-
-def report_csv(findings) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for f in findings:
-        writer.writerow([f.kind, f.object_a, f.object_b, repr(f.distance), repr(f.clearance),
-                         *(repr(float(v)) for v in f.point_a),
-                         *(repr(float(v)) for v in f.point_b),
-                         f.part_a or "", f.part_b or ""])
-    return out.getvalue()
-
-
-def count_line(findings) -> str:
-    """One line saying how many findings of each kind there are."""
-    if not findings:
-        return "No findings: nothing overlaps and every pair keeps its clearance."
-    counts = summary(findings)
-    overlaps, close = counts.get(OVERLAP, 0), counts.get(TOO_CLOSE, 0)
-    return (f"{len(findings)} finding{'s' * (len(findings) != 1)}: "
-            f"{overlaps} overlap{'s' * (overlaps != 1)}, {close} too close")
-
-
-def _with_part(name, part) -> str:
-    return f"{name} [{part}]" if part else name
-
-
-def report_table(findings, limit=None, header=True) -> str:
-    """A plain-text table, one finding a row (``limit`` rows at most, then a count of the rest),
-    under the ``count_line`` when ``header``. An object's part, when the finding names one,
-    follows its name in brackets: ``Terrain [triangle 17]``."""
-    head = count_line(findings)
-    if not findings:
-        return head + "\n" if header else ""
-    shown = findings if limit is None else findings[:limit]
-    rows = [("kind", "object A", "object B", "distance", "needed", "where")]
-    for f in shown:
-        mid = 0.5 * (f.point_a + f.point_b)
-        what = f"depth {f.depth:.4f}" if f.kind == OVERLAP else f"gap {f.distance:.4f}"
-        rows.append((f.kind, _with_part(f.object_a, f.part_a), _with_part(f.object_b, f.part_b),
-                     what,
-                     f"{f.clearance:.4f}" if f.kind == TOO_CLOSE else "-",
-                     "({:.2f}, {:.2f}, {:.2f})".format(*mid)))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    lines = [head, ""] if header else []
-    for k, r in enumerate(rows):
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    if len(shown) < len(findings):
-        lines.append(f"... and {len(findings) - len(shown)} more (see the JSON/CSV report)")
-    return "\n".join(lines) + "\n"
+# The reports live in ``core.report`` (one model, every format a writer of it); these names stay
+# importable from here for the scripts and tests that import them from ``core.level``.
+from .report import (CSV_COLUMNS, count_line, report_csv, report_dict,  # noqa: E402,F401
+                     report_json, report_table, summary)

@@ -46,7 +46,7 @@ class Units:
             return "-"
         value = float(value)
         if self.system not in ADAPTIVE:
-            return _digits(value)
+            return significant(value)
         metres = value * self.scale_length
         unit = self.length_unit
         if unit not in LENGTH_UNITS or unit not in ADAPTIVE[self.system]:
@@ -55,10 +55,10 @@ class Units:
             if metres == 0.0:
                 unit = "METERS" if self.system == "METRIC" else "FEET"
         factor, symbol = LENGTH_UNITS[unit]
-        return f"{_digits(metres / factor)} {symbol}"
+        return f"{significant(metres / factor)} {symbol}"
 
 
-def _digits(value) -> str:
+def significant(value) -> str:
     """``value`` with ``DIGITS`` significant digits, without exponent for everyday sizes."""
     if value == 0.0 or not math.isfinite(value):
         return f"{value:g}" if not math.isfinite(value) else "0"

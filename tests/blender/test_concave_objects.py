@@ -2,6 +2,8 @@
 the evaluated triangles (MESH, and rigid bodies with a Mesh collision shape), findings that name
 the parts, and drawings of the parts that touch."""
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -124,10 +126,10 @@ def test_findings_name_their_parts_in_every_report(addon, tmp_path):
                           str(tmp_path / "f.png"), "--picture-size", "64x40"],
                          out=stream, err=stream)
     assert result.code == 1
-    (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
+    (finding,) = json.loads((tmp_path / "r.json").read_text())["files"][0]["findings"]
     assert finding["part_a"] is None and finding["part_b"].startswith("triangle ")
-    header, row = (tmp_path / "r.csv").read_text().splitlines()[:2]
-    assert header.endswith("part_a,part_b") and row.endswith("," + finding["part_b"])
+    (row,) = csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text()))
+    assert row["part_a"] == "" and row["part_b"] == finding["part_b"]
     assert f"Terrain [{finding['part_b']}]" in out.read_text()
     # The picture outlines the terrain's triangle that touches (3 edges at z = 0, by the crate),
     # not the terrain's 10 m box; the crate's box edges lie at z = -0.1 and 0.9.

@@ -36,7 +36,7 @@ def test_demo_sh_builds_checks_and_matches_the_readme(demo):
     assert built, done.stdout
     props, objects = map(int, built.groups())
     report = json.loads((tmp_path / "report.json").read_text())
-    checked = report["objects_checked"]
+    checked = report["files"][0]["objects_checked"]
     assert report["complete"] is True
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = " ".join(f.read().split())
@@ -44,11 +44,20 @@ def test_demo_sh_builds_checks_and_matches_the_readme(demo):
     assert f"on a floor, {objects} objects in all. It checks {checked} of them" in readme
     assert f"It finds exactly the {planted} problems planted among them — 18 overlaps, 6 too " \
            f"close, 3 sunk" in readme and "and 2 floating" in readme
-    kinds = [f["kind"] for f in report["findings"]]
+    kinds = [f["kind"] for f in report["files"][0]["findings"]]
     assert [kinds.count(k) for k in ("overlap", "too_close", "sunk", "floating")] == \
         [18, 6, 3, 2]
-    # One finding per planted problem: none found twice (the script compares sets).
-    assert len(report["findings"]) == planted
+    # One finding per planted problem: none found twice (the script compares sets); and the
+    # traversal check's six (three places, each with its reason).
+    level = [f for f in report["files"][0]["findings"] if f["kind"] in
+             ("overlap", "too_close", "sunk", "floating")]
+    assert len(level) == planted
+    travel = sorted((f["kind"], f["object_a"]) for f in report["files"][0]["findings"]
+                    if f not in level)
+    assert travel == [("low_headroom", "Pen"), ("narrow", "Closet"), ("step", "Platform"),
+                      ("unreachable", "Floor"), ("unreachable", "Floor"),
+                      ("unreachable", "Platform")]
+    assert report["files"][0]["traversal"]["starts"] == ["PlayerStart"]
     assert "Saved as" not in done.stdout and "EGL" not in done.stderr
 
 
@@ -58,7 +67,7 @@ def test_the_demos_concave_set_pieces_give_exactly_their_planted_findings(demo):
     # the terrain, in the room and on the shelves, nor the crate under the UCX-proxied table.
     done, tmp_path = demo
     assert done.returncode == 0, done.stdout + done.stderr
-    findings = json.loads((tmp_path / "report.json").read_text())["findings"]
+    findings = json.loads((tmp_path / "report.json").read_text())["files"][0]["findings"]
     pieces = ("Terrain", "Room", "Arch", "Column", "Table", "Shelf_")
     # Depths to the float precision of Blender's vertex coordinates.
     concave = sorted((f["object_b"], round(-f["distance"], 4), f["part_b"].split()[0])

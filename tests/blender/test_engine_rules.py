@@ -30,7 +30,9 @@ def _empty(name, display, location=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0), size=
 def _skipped(**options):
     stats = Stats()
     findings = level_check.check_scene(stats=stats, **options)
-    return findings, dict(stats.skipped_objects), stats
+    left_out = {**dict(stats.skipped_objects),
+                **{name: "excluded: " + why for name, why in stats.excluded_objects}}
+    return findings, left_out, stats
 
 
 # --- Unreal ----------------------------------------------------------------------------------

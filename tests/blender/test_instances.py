@@ -76,8 +76,7 @@ def test_nested_instances_are_named_by_their_path(shelves):
     boxes("Table", [((-1, -1, 0), (1, 1, 1))], location=(0, -5, 0), collection=room)
     instancer("Room_1", room, location=(20, 0, 0))
     bpy.context.view_layer.update()
-    entries, _ = level_check._entries_to_check(None, None, (), bpy.context.view_layer.objects,
-                                               level_check.ProxyIndex())
+    entries = level_check.LevelRun(None).pending
     names = {e.name for e in entries}
     assert {"Room_1/ShelfInRoom/Crate", "Room_1/Table"} <= names
     (inst,) = [e for e in entries if e.name == "Room_1/ShelfInRoom/Crate"]

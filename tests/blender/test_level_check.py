@@ -135,11 +135,19 @@ def test_clearances_argument_overrides_by_name_or_pattern(empty_scene):
     assert f.clearance == 0.4
 
 
-def test_malformed_custom_clearance_is_a_clear_error(empty_scene):
+def test_malformed_custom_clearance_leaves_that_object_unchecked_with_the_reason(empty_scene):
+    # Issue 19: one object's bad property no longer fails the whole check; that object is left
+    # out (its overlap with C is not reported) and listed with the reason.
     cube("A", (0, 0, 0))["convex_clearance"] = "wide"
     cube("B", (3, 0, 0))
-    with pytest.raises(ValueError, match="convex_clearance"):
-        level_check.check_scene()
+    cube("C", (0.5, 0, 0))
+    cube("D", (3.5, 0, 0))
+    run = level_check.LevelRun(None)
+    found = run.run()
+    assert [(f.kind, f.object_a, f.object_b) for f in found] == [(OVERLAP, "B", "D")]
+    assert run.unchecked == [("A", "A: custom property convex_clearance must be a number, "
+                                   "got 'wide'")]
+    assert run.stats.objects == 3
 
 
 def test_touch_tolerance_separates_touching_from_overlapping(empty_scene):

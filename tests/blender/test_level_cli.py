@@ -2,8 +2,8 @@
 
 import csv
 import io
-import json
 import os
+import re
 import subprocess
 import sys
 
@@ -12,6 +12,9 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from convex_tools import cli  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from report_checks import every_report_is_valid, valid_report  # noqa: E402,F401
 
 
 def _cube(name, location, collection=None):
@@ -66,7 +69,7 @@ def test_findings_exit_with_1_and_print_a_table(level):
     assert result.code == cli.EXIT_FINDINGS
     assert "2 findings: 1 overlap, 1 too close" in out
     assert "Barrel" in out and "Crate" in out and "Keg" in out
-    assert "depth 0.2000" in out and "gap 0.0300" in out
+    assert "depth 0.200 m" in out and "gap 0.0300 m" in out   # the scene is in metres
 
 
 def test_a_clean_level_exits_with_0(clean_level):
@@ -118,14 +121,19 @@ def test_help_exits_with_0(capsys):
 
 
 def test_json_and_csv_reports_hold_every_finding(level, tmp_path):
+    (tmp_path / "out").mkdir()
     report, table = tmp_path / "out" / "report.json", tmp_path / "out" / "report.csv"
     result, out, _ = run(level, "--clearance", "0.05", "--ignore", "Ground",
                          "--json", report, "--csv", table)
-    data = json.loads(report.read_text())
+    data = valid_report(report)
     assert data["counts"] == {"overlap": 1, "sunk": 0, "too_close": 1, "floating": 0}
     assert data["options"]["clearance"] == 0.05 and data["options"]["ignore"] == ["Ground"]
-    assert data["objects_checked"] == 4
-    assert [(f["kind"], f["object_a"], f["object_b"]) for f in data["findings"]] == [
+    (section,) = data["files"]
+    assert section["file"] == level and section["objects_checked"] == 4
+    assert section["scene"] == "Scene"
+    assert section["units"] == {"system": "METRIC", "scale_length": 1.0,
+                                "length_unit": "METERS"}
+    assert [(f["kind"], f["object_a"], f["object_b"]) for f in section["findings"]] == [
         ("overlap", "Barrel", "Crate"), ("too_close", "Barrel", "Keg")]
     rows = list(csv.DictReader(io.StringIO(table.read_text())))
     assert [r["object_b"] for r in rows] == ["Crate", "Keg"]
@@ -137,7 +145,9 @@ def test_checking_twice_writes_identical_reports(level, tmp_path):
     for k in range(2):
         report, table = tmp_path / f"r{k}.json", tmp_path / f"r{k}.csv"
         run(level, "--clearance", "0.05", "--json", report, "--csv", table)
-        outputs.append((report.read_text(), table.read_text()))
+        # (generated_at is the time of the run: the one field that may differ)
+        outputs.append((re.sub(r'"generated_at": "[^"]*"', "", report.read_text()),
+                        table.read_text()))
     assert outputs[0] == outputs[1]
 
 
@@ -292,7 +302,7 @@ def test_clearance_0_says_which_objects_keep_their_own(level, tmp_path):
     assert [(f.kind, f.object_a, f.object_b) for f in result.findings] == [
         ("overlap", "Barrel", "Crate"), ("too_close", "Barrel", "Keg")]
     assert "(clearance 0 m, own clearance on 1 object;" in out
-    assert json.loads(report.read_text())["objects_with_own_clearance"] == 1
+    assert valid_report(report)["files"][0]["objects_with_own_clearance"] == 1
     help_text = cli.build_parser().format_help()
     assert "only objects with their own clearance are checked for gaps" in " ".join(
         help_text.split())
@@ -386,10 +396,11 @@ def test_ctrl_c_writes_the_findings_so_far_marked_incomplete_and_exits_with_130(
     assert "Partly checked 800 objects" in done.stdout
     assert ("INCOMPLETE, interrupted (Ctrl-C) while measuring pairs (512/799): 512 findings so "
             "far (512 overlaps, 0 too close)") in done.stdout
-    data = json.loads(report.read_text())
+    data = valid_report(report)
     assert data["complete"] is False
     assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (512/799)"
-    assert data["counts"] == {"overlap": 512, "sunk": 0, "too_close": 0, "floating": 0}
+    assert data["counts"]["overlap"] == 512 and data["counts"]["too_close"] == 0
+    assert data["files"][0]["status"] == "incomplete"
     lines = table.read_text().splitlines()
     assert lines[0].startswith("# INCOMPLETE: interrupted (Ctrl-C)")
     assert lines[1].startswith("kind,object_a,object_b") and len(lines) == 2 + 512
@@ -407,8 +418,8 @@ def test_ctrl_c_while_worker_processes_measure_keeps_their_findings_so_far(long_
     assert done.returncode == cli.EXIT_INTERRUPTED, done.stderr
     assert "Traceback" not in done.stderr
     assert "Interrupted: the 256 findings found so far are not the whole level" in done.stderr
-    data = json.loads(report.read_text())
-    assert data["complete"] is False and data["counts"] == {"overlap": 256, "sunk": 0, "too_close": 0, "floating": 0}
+    data = valid_report(report)
+    assert data["complete"] is False and data["counts"]["overlap"] == 256
     assert data["incomplete_reason"] == "interrupted (Ctrl-C) while measuring pairs (256/799)"
 
 
@@ -427,23 +438,45 @@ def test_a_run_killed_midway_leaves_reports_that_say_it_did_not_finish(long_leve
     done = drive(tmp_path, "kill", 15, long_level, "--json", report, "--csv", table,
                  "--jobs", "1")
     assert done.returncode == 9
-    data = json.loads(report.read_text())
-    assert data["complete"] is False and data["findings"] == []
+    data = valid_report(report)
+    assert data["complete"] is False and data["files"] == []
     assert "has not finished" in data["incomplete_reason"]
     assert table.read_text().startswith("# INCOMPLETE: the check has not finished")
 
 
-def test_an_error_during_the_check_leaves_reports_that_say_so(level, tmp_path):
+def test_an_error_in_the_file_leaves_reports_that_say_so(level, tmp_path):
+    report = tmp_path / "r.json"
+    report.write_text('{"complete": true}\n')
+    result, _, err = run(level, "--collection", "Nope", "--json", report)
+    assert result.code == cli.EXIT_ERROR and "no collection named 'Nope'" in err
+    data = valid_report(report)
+    (section,) = data["files"]
+    assert section["status"] == "error" and "no collection named 'Nope'" in section["error"]
+    assert data["gate"]["exit_code"] == cli.EXIT_ERROR
+
+
+def test_a_bad_clearance_property_leaves_that_object_unchecked_and_the_run_goes_on(level,
+                                                                                 tmp_path):
+    # Regression: one object's convex_clearance = "wide" failed the whole run with exit 2 and
+    # no findings.
     bpy.ops.wm.open_mainfile(filepath=level)
     bpy.data.objects["Keg"]["convex_clearance"] = "wide"
     bpy.ops.wm.save_mainfile()
     report = tmp_path / "r.json"
-    report.write_text('{"complete": true}\n')
-    result, _, err = run(level, "--json", report)
-    assert result.code == cli.EXIT_ERROR and "convex_clearance must be a number" in err
-    data = json.loads(report.read_text())
-    assert data["complete"] is False
-    assert data["incomplete_reason"].startswith("the check could not run: error: Keg: custom")
+    result, _, err = run(level, "--clearance", "0.05", "--ignore", "Ground", "--json", report)
+    # Crate still overlaps Barrel; Keg (0.03 from Barrel) is not checked, so no too_close.
+    assert result.code == cli.EXIT_FINDINGS
+    assert [(f.kind, f.object_a, f.object_b) for f in result.findings] == [
+        ("overlap", "Barrel", "Crate")]
+    assert "Not checked Keg: Keg: custom property convex_clearance must be a number" in err
+    (section,) = valid_report(report)["files"]
+    assert section["objects_unchecked"] == [{
+        "object": "Keg", "reason": "Keg: custom property convex_clearance must be a number, "
+                                   "got 'wide'"}]
+    assert section["objects_checked"] == 3
+    # --strict: an object left unchecked is an error.
+    result, _, err = run(level, "--clearance", "0.05", "--ignore", "Ground", "--strict")
+    assert result.code == cli.EXIT_ERROR and "--strict: " in err and "Keg was not checked" in err
 
 
 # --- Blender's own output ----------------------------------------------------------------------

@@ -45,10 +45,11 @@ def test_make_pictures_renders_every_readme_picture(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert png_size(tmp_path / "overlay.png") == (320, 180)
     assert png_size(tmp_path / "findings.png") == (400, 250)
+    assert png_size(tmp_path / "map.png") == (300, 250)
     # The README shows exactly the pictures the script makes.
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    for name in ("overlay.png", "findings.png"):
+    for name in ("overlay.png", "findings.png", "map.png"):
         assert f"](docs/{name})" in readme
     assert "EGL" not in done.stderr
 

@@ -180,3 +180,51 @@ def test_agent_of_reads_rules_then_given_values():
     agent = traversal_check.agent_of(rules, max_step=0.3, radius=None)
     assert (agent.radius, agent.height, agent.max_step, agent.max_slope) == \
         (0.35, 2.0, 0.3, 30.0)
+
+
+def test_a_collision_proxy_blocks_the_doorway_as_the_engine_would(rooms):
+    # The gate's own mesh is a thin bar up high; its UCX proxy fills the doorway: the proxy is
+    # what blocks the player.
+    rooms(1.0)
+    gate = box("Gate", (9.8, 4.5, 2.5), (10.2, 5.5, 2.6))
+    proxy = box("UCX_Gate_01", (9.8, 4.5, 0.0), (10.2, 5.5, 2.6))
+    bpy.context.view_layer.update()           # (the gate's matrix, for the parent inverse)
+    proxy.parent = gate
+    proxy.matrix_parent_inverse = gate.matrix_world.inverted()
+    bpy.context.view_layer.update()
+    found = traversal_check.run_traversal().findings
+    assert [f for f in found if f.kind == "unreachable" and f.object_a == "Floor"]
+    # Without the proxy the bar is high enough to walk under.
+    bpy.data.objects.remove(proxy)
+    bpy.context.view_layer.update()
+    found = traversal_check.run_traversal().findings
+    assert not [f for f in found if f.kind == "unreachable" and f.object_a == "Floor"]
+
+
+def test_instanced_walls_make_the_narrow_door(addon):
+    # The wall pieces live in a collection instanced once at x = 10: the door between the two
+    # instances' walls is 0.6 wide; the narrow reason names the instances by their paths.
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    box("Floor", (0, 0, -0.2), (20, 10, 0))
+    kit = bpy.data.collections.new("WallKit")
+    scene.collection.children.link(kit)
+    for name, lower, upper in (("Wall.S", (-0.2, 0, 0), (0.2, 4.7, 3)),
+                               ("Wall.N", (-0.2, 5.3, 0), (0.2, 10, 3))):
+        obj = box(name, lower, upper)
+        scene.collection.objects.unlink(obj)
+        kit.objects.link(obj)
+    bpy.context.view_layer.layer_collection.children["WallKit"].exclude = True
+    empty = bpy.data.objects.new("Walls", None)
+    empty.instance_type, empty.instance_collection = 'COLLECTION', kit
+    empty.location = (10, 0, 0)
+    scene.collection.objects.link(empty)
+    start("PlayerStart", (2, 5, 0.1))
+    text = bpy.data.texts.new("rules.toml")
+    text.write('[groups.level]\nnames = ["Floor", "Wall*", "Walls/*"]\nstatic = true\n')
+    scene.convex_level.rules_text = text
+    bpy.context.view_layer.update()
+    run = traversal_check.run_traversal()
+    (narrow,) = [f for f in run.findings if f.kind == "narrow"]
+    assert {narrow.object_a, narrow.object_b} == {"Walls/Wall.S", "Walls/Wall.N"}
+    assert narrow.extra["width"] == pytest.approx(0.6, abs=1e-5)
