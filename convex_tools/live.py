@@ -41,6 +41,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 
 from . import level_check
+from .collect import Entry
 from .core.level import OVERLAP, SUNK, Finding, LevelCheck
 from .core.placement import PoseTable, world_aabbs
 from .objects import GEOMETRY_TYPES
@@ -250,6 +251,10 @@ class LiveCheck:
                       for k, entry in enumerate(run.kept)}
         self.outside = {o.name for o in bpy.context.view_layer.objects
                         if o.name not in self.index}
+        # What of an object the rules read, as ``LevelRun`` asks for it.
+        groups = run.rules.groups
+        self.rules_read = (any(g.collections for g in groups),
+                           any(g.property is not None for g in groups))
         # The full check's pair filters, kept per object (they read every name otherwise).
         self.is_mesh = np.array([info.is_mesh for info in check.assign.infos], dtype=bool)
         self.name_masks = [tuple(np.array([fnmatch.fnmatchcase(n, pattern) for n in check.names],
@@ -346,10 +351,10 @@ class LiveCheck:
             except ValueError:
                 self.restart()      # it can no longer be checked: skipped by a full check
                 return
-            # What the rules read of it (its collections change only with a Collection update,
-            # which starts over; reading them costs a walk of every collection).
-            seen = _WithCollections(entry, check.assign.infos[k].collections)
-            if (level_check.entry_info(seen, shape) != check.assign.infos[k]
+            # What the rules read of it, read again (its collections change only with a
+            # Collection update, which starts over: their map is the full check's).
+            if (level_check.entry_info(_fresh(entry), shape, *self.rules_read) !=
+                    check.assign.infos[k]
                     or not _same_clearance(entry, check, k, run)):
                 self.restart()
                 return
@@ -630,15 +635,10 @@ def _rigid_body_collection(scene):
     return world.collection if world is not None else None
 
 
-class _WithCollections:
-    """An entry as ``level_check.entry_info`` reads it, with the collections already known."""
-
-    def __init__(self, entry, collections):
-        self._entry = entry
-        self.collections = collections
-
-    def __getattr__(self, name):
-        return getattr(self._entry, name)
+def _fresh(entry):
+    """The entry with nothing read yet (an entry keeps its custom properties once read)."""
+    return Entry(entry.name, entry.obj, entry.placement, entry.instancers, mover=entry.mover,
+                 instanced_by=entry.instanced_by, parents=entry._parents)
 
 
 def _label_row(check, label) -> int:
@@ -659,7 +659,9 @@ def _still_valid(obj) -> bool:
 
 def _same_clearance(entry, check, k, run) -> bool:
     """Whether the entry's own and override clearances are those the check started with."""
-    flag, own = level_check._clearance_levels([entry], run.options["clearances"])
+    flag, own, unchecked = level_check._clearance_levels([entry], run.options["clearances"])
+    if unchecked:               # its own value is unusable: a full check leaves it out
+        return False
     now = np.array([np.nan if v is None else v for v in (flag[0], own[0])], dtype=float)
     then = np.array([check.assign.flag[k], check.assign.own[k]], dtype=float)
     return bool(np.array_equal(now, then, equal_nan=True))

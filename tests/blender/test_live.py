@@ -367,3 +367,13 @@ def test_a_move_while_the_full_check_runs_is_taken_in(addon):
                                                      for f in found]
     assert_same_findings(found, full_check())
     bpy.context.scene.convex_tools.live_check = False
+
+
+def test_an_unusable_own_clearance_leaves_the_object_out_as_a_full_check_does(live_room):
+    api.live_findings()
+    bpy.data.objects["Crate.001"]["convex_clearance"] = "wide"
+    bpy.data.objects["Crate.001"].location.x += 0.01
+    bpy.context.view_layer.update()
+    found = api.live_findings()
+    assert "Crate.001" not in {n for f in found for n in (f.object_a, f.object_b)}
+    assert_same_findings(found, full_check())
