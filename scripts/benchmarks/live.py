@@ -15,12 +15,6 @@ check, timed) and then, as a level designer works:
   same moves with the live check off);
 - *a grab of 50*: 50 random props moved together by one offset, timed the same way.
 
-Above ``LARGE`` props, Blender's ``Object.users_collection`` (pure Python in Blender 5.0, a scan
-of every collection's objects: O(objects) per object) is replaced for the run by a map made
-once, or turning the check on would take hours at 100k (the full check's ``entry_info`` reads
-it for every object). The moves never read it (the live check knows each object's collections
-from the full check).
-
 After the moves the live findings are compared with a full check of the level as it now is:
 *differ* counts findings whose pair, kind, rule or fix differ (must be 0), *witness* those whose
 numbers differ beyond 1e-9 (the full check's batched engine and the single queries the live
@@ -43,7 +37,6 @@ MOVES, QUICK_MOVES = 100, 20
 GRABS, QUICK_GRABS = 10, 3
 GRAB_SIZE = 50
 CLEARANCE = 0.05        # as the level section
-LARGE = 20_000
 # Two findings are the same when their numbers agree to this (rounding of shared shapes).
 ROUNDING = 1e-9
 
@@ -73,7 +66,6 @@ def _one_size(n, args, demo_level):
 
     demo_level.build_scattered_level(n)
     convex_tools.register()
-    restore = _fast_users_collection(bpy) if n > LARGE else None
     try:
         scene = bpy.context.scene
         scene.convex_level.clearance = CLEARANCE
@@ -117,25 +109,6 @@ def _one_size(n, args, demo_level):
     finally:
         scene.convex_tools.live_check = False
         convex_tools.unregister()
-        if restore is not None:
-            restore()
-
-
-def _fast_users_collection(bpy):
-    """Give ``Object.users_collection`` a map made once; returns what puts it back."""
-    from collections import defaultdict
-
-    users = defaultdict(list)
-    for collection in bpy.data.collections:
-        for obj in collection.objects:
-            users[obj.name].append(collection)
-    for scene in bpy.data.scenes:
-        for obj in scene.collection.objects:
-            users[obj.name].append(scene.collection)
-    owner = next(c for c in type(bpy.data.objects[0]).__mro__ if "users_collection" in vars(c))
-    original = vars(owner)["users_collection"]
-    owner.users_collection = property(lambda obj: tuple(users.get(obj.name, ())))
-    return lambda: setattr(owner, "users_collection", original)
 
 
 def _timed_move(objs, offset, bpy, api, live):
