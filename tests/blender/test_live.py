@@ -377,3 +377,14 @@ def test_an_unusable_own_clearance_leaves_the_object_out_as_a_full_check_does(li
     found = api.live_findings()
     assert "Crate.001" not in {n for f in found for n in (f.object_a, f.object_b)}
     assert_same_findings(found, full_check())
+
+
+def test_a_file_saved_with_live_on_opens_with_it_on(live_room, tmp_path):
+    found = api.live_findings()
+    path = str(tmp_path / "room.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    assert live.current() is None
+    bpy.ops.wm.open_mainfile(filepath=path)
+    assert live.current() is not None
+    assert_same_findings(api.live_findings(), found)
