@@ -781,12 +781,6 @@ def findings_legend(findings) -> list:
     return rows
 
 
-def show_findings(findings):
-    from . import overlay
-
-    overlay.show(OVERLAY_KEY, findings_drawing(findings))
-
-
 def clear_findings():
     from . import overlay
 

@@ -153,7 +153,7 @@ def test_touching_identical_and_degenerate_pairs(rng):
     assert result.code[2] == batch.INTERSECTING and result.distance[2] == 0.0   # identical
     assert result.distance[7] == pytest.approx(3.0)                             # segments
     for (i, j), r in zip(pairs.tolist(), batch.distances(shapes, pairs, distance)):
-        assert r.method in ("batch", "single")
+        assert r.engine in ("batch", "single")
         assert r.distance == pytest.approx(distance(shapes[i], shapes[j]).distance, abs=1e-9)
 
 
@@ -184,7 +184,7 @@ def test_shapes_it_cannot_batch_go_to_the_single_query():
               Mine()]
     pairs = np.array([(0, 1), (0, 2), (0, 3)])
     results = batch.distances(shapes, pairs, distance)
-    assert [r.method for r in results] == ["single"] * 3
+    assert [r.engine for r in results] == ["single"] * 3
     assert [r.distance for r in results] == pytest.approx([1.5, 2.0, 3.0])
 
 
@@ -285,8 +285,8 @@ def test_property_batch_equals_single(seed, gap):
 def test_query_all_with_distance_is_batched(rng):
     shapes = posed_set(rng, 150, spread=5.0)
     results = list(query_all(shapes, distance, margin=0.2))
-    assert results and {r.method for _, _, r in results} <= {"batch", "single"}
-    assert sum(r.method == "batch" for _, _, r in results) > 0.95 * len(results)
+    assert results and {r.engine for _, _, r in results} <= {"batch", "single"}
+    assert sum(r.engine == "batch" for _, _, r in results) > 0.95 * len(results)
     for i, j, r in results:
         assert r.distance == pytest.approx(distance(shapes[i], shapes[j]).distance,
                                            rel=1e-9, abs=1e-9 * size(shapes[i]))

@@ -136,7 +136,7 @@ def test_a_users_plain_shape_goes_through_the_broad_phase():
     np.testing.assert_allclose(lower[1], (1.5, -1.0, -1.0))
     found = list(query_all(balls, distance, margin=0.5))
     assert [(i, j) for i, j, _ in found] == [(0, 1)]
-    assert found[0][2].distance == pytest.approx(0.5) and found[0][2].method == "single"
+    assert found[0][2].distance == pytest.approx(0.5) and found[0][2].engine == "single"
     assert check_pairs(balls, penetration) == []
 
 

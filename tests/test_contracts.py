@@ -130,6 +130,19 @@ class Case:
         # Far from the world origin (up to 1e3 sizes away): coordinates round at that magnitude.
         origin = rng.uniform(-1, 1, 3) * min(max(size_a, size_b) * 10.0 ** rng.integers(0, 4),
                                              1e39)
+        offset = self._place(rng, shape_a, shape_b, origin, placement,
+                             max(size_a, size_b) * np.array([-1e-9, 1e-9, -1e-6, 1e-6]))
+        self.small = min(size_a, size_b)
+        self.large = max(size_a, size_b)
+        self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
+            + 2.0 * self.large
+        self.rounding = ROUNDING * self.coords
+        self.touch = SIZE_TOLERANCE * self.large + self.rounding
+
+    def _place(self, rng, shape_a, shape_b, origin, placement, nudges):
+        """A posed at ``origin``, B posed and placed by ``placement`` (a nearly touching B moved
+        from touching by one of ``nudges`` along the contact direction); B's offset."""
+        size_a, size_b = self.size_a, self.size_b
         self.a = Transformed(shape_a, rigid(self._linear(rng), origin))
         b0 = Transformed(shape_b, rigid(self._linear(rng)))
         d = rng.normal(size=3)
@@ -142,15 +155,10 @@ class Case:
             # B's support point along -d on A's along d: support planes meeting, shapes touching.
             offset = self.a.support(d) - b0.support(-d)
             if placement == "nearly touching":
-                offset = offset + d * max(size_a, size_b) * rng.choice([-1e-9, 1e-9, -1e-6, 1e-6])
+                offset = offset + d * rng.choice(nudges)
         self.b = Transformed(b0, rigid(translation=offset))
         self.d = d
-        self.small = min(size_a, size_b)
-        self.large = max(size_a, size_b)
-        self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
-            + 2.0 * self.large
-        self.rounding = ROUNDING * self.coords
-        self.touch = SIZE_TOLERANCE * self.large + self.rounding
+        return offset
 
     @staticmethod
     def _linear(rng):
@@ -408,8 +416,8 @@ def check_sweep_rotating(case):
 
 
 # Examples these checks found, each failing before its fix (the first ten on the code before
-# this module existed, the next two on this branch's own intermediate GJK, the last five since,
-# probing issue 10's extremes), replayed:
+# this module existed, the next two on this branch's own intermediate GJK, five more probing
+# issue 10's extremes, the rest issue 22's), replayed:
 FOUND = [
     # GJK stalled on a slab 1e-6 as thick as wide (a disc through a small cone): apart by 5e5.
     ("cone", "flat cylinder", 6, 6, "concentric", 3331021768),
@@ -453,6 +461,29 @@ FOUND = [
     # the step before), conservative advancement stepped past the contact, and the rotating
     # sweep said CONVERGED (it now gives the stalled distance's status).
     ("duplicate-point hull", "disc", 6, 6, "nearly touching", 3303905065),
+    # Issue 22's replays. Sliver triangles of A − B (edges 1e6 times longer than the third)
+    # solved by Cramer's rule from a vertex: v tilted, GJK stalled or EPA started off.
+    ("duplicate-point hull", "capsule", 13, 6, "concentric", 2963867269),
+    ("duplicate-point hull", "collinear hull", 12, 3, "concentric", 50555822),
+    ("segment", "ellipsoid", 6, -6, "concentric", 4013574205),
+    ("ellipsoid", "collinear hull", -6, 6, "concentric", 4229171177),
+    # A point in a flat disc: EPA's start tried planes of triangles 1e-5 of C's size, tilted
+    # by their rounding; the disc's own plane (its widest triangle) shows them touching.
+    ("flat cylinder", "point", -6, -1, "touching", 1037381884),
+    # Touching within the tolerance of the larger shape: the common point went midway, off the
+    # smaller one by half that tolerance.
+    ("round box", "sphere", -13, -6, "nearly touching", 2075906240),
+    ("sphere", "sphere", -39, 6, "nearly touching", 0),
+    ("sphere", "sphere", -39, -6, "nearly touching", 0),
+    ("sphere", "sphere", -39, 6, "nearly touching", 63),
+    ("sphere", "sphere", -39, -6, "nearly touching", 63),
+    # A touching simplex 1e-3 of C's size from the origin: EPA's tolerances were relative to
+    # it, not to C (now given GJK's size of C), and could not grow it into a tetrahedron
+    # holding the origin (now MPR's does).
+    ("flat cylinder", "flat cylinder", -30, 6, "nearly touching", 217),
+    ("flat cylinder", "flat cylinder", 13, 6, "nearly touching", 217),
+    # A residual split evenly put the small capsule's point 1e-5 of its size off it.
+    ("capsule", "capsule", -39, 6, "concentric", 42011),
 ]
 
 

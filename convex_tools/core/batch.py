@@ -3,22 +3,39 @@
 A single query in CPython costs microseconds of interpreter work per support call; a level has
 thousands of candidate pairs. Here every pair advances one GJK iteration per pass, each step an
 array operation over all pairs still running, so the interpreter's cost is paid per iteration,
-not per pair. The algorithm is ``gjk.run`` (seed 000 §3), step for step:
+not per pair. The algorithm is ``gjk.run`` (seed 000 §3), with its tolerances (taken from
+``gjk`` and ``simplex``, not copied; ``tests/test_parity.py`` holds the mirrored functions to
+each other):
 
 - the support point w of A − B along −v, from ``placement.PoseTable.support`` (each shape family
   vectorised; rounded shapes on their cores, the margins added at the end, seed 001 §2.3.4);
 - the same stopping tests: the duality gap |v|² − v·w against ``REL_TOLERANCE`` · |v|² and
   against ``SIZE_TOLERANCE`` · |v| · (the CSO's size), a repeated support point, the origin
   inside the simplex (``CONTAINMENT_TOLERANCE``), and ``MAX_ITERATIONS``;
-- the simplex's point nearest the origin by the sub-algorithm of ``simplex`` (segment, triangle
-  and tetrahedron with the same degeneracy thresholds), each case run on all pairs whose
-  simplex has that many points, always solved from the point nearest the origin (what
-  ``simplex.from_nearest`` does when cancellation threatens).
+- the simplex's point nearest the origin by ``simplex``'s sub-algorithm on arrays (segment,
+  triangle across its longest edge, tetrahedron, the same degeneracy thresholds).
+
+Where it differs from ``gjk.run`` (each difference hands the pair back rather than answer
+otherwise):
+
+- the simplex is always solved from its point nearest the origin (``gjk.run`` does so only when
+  cancellation threatens: ``simplex.from_nearest``), and the triangle and tetrahedron cases
+  outside the simplex take the nearest of all their edges or faces instead of the regions the
+  signs name (the same point, by convexity);
+- no exact weights for a needle tetrahedron holding the origin (``simplex._exact_weights``):
+  its float weights fail the residual check, and the pair ends as the faces give it, or stalls
+  and falls back;
+- no tolerance relative to the smaller shape (``gjk.run``'s ``size``): the absolute stopping
+  rule is relative to the size of C, and a pair whose answer is within ``CLEAR_SLACK`` of a
+  decision goes to the single query, which has it;
+- a stall (no progress after ``STALL_RETRIES``), the iteration cap, or a repeated support point
+  that never separated (``gjk.undecided``; touching or nearly) is FALLBACK, where ``gjk.run``
+  ends on its best state, asks MPR (``mpr.holding_tetrahedron``) or calls it touching.
 
 A pair the batch cannot decide — a stall of the descent, the iteration cap, a repeated support
 point without a separating axis (touching), or a shape it has no family for (``placement``:
 sums, hulls of two shapes, user shapes, concave shapes) — is marked ``FALLBACK``; callers answer
-it with the single query (``distances`` does, and says so in the result's ``method``).
+it with the single query (``distances`` does, and says so in the result's ``engine``).
 
 ``screen(table, pairs, need)`` is the level check's use: it runs only until each pair is
 *certified* clear (GJK's lower bound v·w/|v| minus the margins reaches the pair's required
@@ -39,7 +56,8 @@ import numpy as np
 
 from . import batch_epa, gjk, simplex
 from .placement import HULL, OTHER, POLY, PoseTable
-from .results import DistanceResult, Status
+from .results import STATUS_OF as RESULT_STATUS
+from .results import Code, DistanceResult
 
 MAX_ITERATIONS = gjk.MAX_ITERATIONS
 REL_TOLERANCE = gjk.REL_TOLERANCE
@@ -48,6 +66,7 @@ CONTAINMENT_TOLERANCE = gjk.CONTAINMENT_TOLERANCE
 STALL_GAP = gjk.STALL_GAP
 STALL_RETRIES = gjk.STALL_RETRIES
 FLAT_TRIANGLE_SIN2 = simplex.FLAT_TRIANGLE_SIN2
+SLIVER_SIN2 = simplex.SLIVER_SIN2
 FLAT_TETRAHEDRON_RATIO = simplex.FLAT_TETRAHEDRON_RATIO
 INSIDE_RESIDUAL = simplex.INSIDE_RESIDUAL
 
@@ -64,11 +83,10 @@ CHUNK_PAIRS = 16_384
 # Families whose cores are polytopes: their overlaps get their depth from ``batch_epa``.
 POLYTOPE_FAMILIES = (POLY, HULL)
 
-# Status codes of the state arrays (``STATUS_OF`` gives the ``Status``).
-RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = range(7)
-STATUS_OF = {CONVERGED: Status.CONVERGED, REPEATED: Status.REPEATED_SUPPORT,
-             INTERSECTING: Status.INTERSECTING, TOUCHING: Status.TOUCHING,
-             CLEAR: Status.SEPARATED}
+# Stop codes of the state arrays: ``results.Code`` (``STATUS_OF`` gives the ``Status``), the
+# one vocabulary of both batched engines; plain ints here for the array comparisons.
+RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = map(int, Code)
+STATUS_OF = {int(code): status for code, status in RESULT_STATUS.items()}
 
 
 class BatchDistances:
@@ -192,7 +210,7 @@ def _core_contacts(res, rows, ma, mb, out):
 def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
     """``DistanceResult`` of each pair (i, j) of ``pairs`` (the shapes in that order), batched;
     the pairs the batch cannot decide are answered by ``single(a, b)``, the single query
-    (``queries.distance``, which sits above this module): their ``method`` says "single", the
+    (``queries.distance``, which sits above this module): their ``engine`` says "single", the
     others' "batch"."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     table = PoseTable.from_shapes(shapes) if table is None else table
@@ -203,12 +221,12 @@ def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
         code = int(res.code[k])
         if code == FALLBACK:
             r = single(shapes[i], shapes[j])
-            r.method = "single"
+            r.engine = "single"
         else:
             r = DistanceResult(float(res.distance[k]), res.point_a[k].copy(),
                                res.point_b[k].copy(), bool(res.intersecting[k]),
                                int(res.support_calls[k]), int(res.support_calls[k]),
-                               status_of[code], method="batch")
+                               status_of[code], engine="batch")
         out.append(r)
     return out
 
@@ -439,18 +457,64 @@ def _segment(p, q):
 
 
 def _triangle(p0, p1, p2):
-    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m)."""
+    """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m), by
+    Cramer's rule from p0, or across the longest edge for slivers (``simplex._triangle``)."""
     e1, e2 = p1 - p0, p2 - p0
     n = _cross(e1, e2)
     nn = _dot(n, n)
-    flat = nn <= FLAT_TRIANGLE_SIN2 * _dot(e1, e1) * _dot(e2, e2)
-    safe = np.where(flat, 1.0, nn)
-    l1 = -_dot(n, _cross(p0, e2)) / safe
-    l2 = -_dot(n, _cross(e1, p0)) / safe
-    l0 = 1.0 - l1 - l2
-    inside = ~flat & (l0 >= 0.0) & (l1 >= 0.0) & (l2 >= 0.0)
+    sliver = (nn < SLIVER_SIN2 * _dot(e1, e1) * _dot(e2, e2)) | (nn == 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(sliver, 1.0, nn)
+        l1 = -_dot(n, _cross(p0, e2)) / safe
+        l2 = -_dot(n, _cross(e1, p0)) / safe
     v = p0 + l1 * e1 + l2 * e2
-    lam = np.stack((l0, l1, l2))
+    lam = np.stack((1.0 - l1 - l2, l1, l2))
+    if sliver.any():
+        rows = np.flatnonzero(sliver)
+        v_s, lam_s, flat_s = _across_long_edge(p0[:, rows], p1[:, rows], p2[:, rows])
+        v[:, rows], lam[:, rows] = v_s, lam_s
+        flat = np.zeros(len(nn), dtype=bool)
+        flat[rows] = flat_s
+    else:
+        flat = np.zeros(len(nn), dtype=bool)
+    inside = ~flat & (lam >= 0.0).all(axis=0)
+    return _outside(p0, p1, p2, v, lam, inside)
+
+
+def _across_long_edge(p0, p1, p2):
+    """``simplex._across_long_edge`` on arrays: v, weights (unchecked) and which are flat."""
+    d12, d02, d01 = _dot(p2 - p1, p2 - p1), _dot(p2 - p0, p2 - p0), _dot(p1 - p0, p1 - p0)
+    # Rotate each triangle (c, a, b) so that ab is its longest edge: 0 keeps p0 p1 p2, 1 takes
+    # p1 p2 p0, 2 takes p2 p0 p1 (``simplex._across_long_edge``'s choice, ties included).
+    turn = np.where((d12 >= d02) & (d12 >= d01), 0, np.where(d02 >= d01, 1, 2))
+    pts = (p0, p1, p2)
+    c, a, b = (np.where(turn == 0, pts[k], np.where(turn == 1, pts[(k + 1) % 3],
+                                                    pts[(k + 2) % 3])) for k in range(3))
+    u = b - a
+    uu = _dot(u, u)
+    e = c - a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = -_dot(a, u) / uu
+        q = a + s * u
+        g = _dot(e, u) / uu
+        h = e - g * u
+        hh = _dot(h, h)
+        flat = (uu == 0.0) | (hh <= FLAT_TRIANGLE_SIN2 * _dot(e, e))
+        lc = -_dot(q, h) / np.where(flat, 1.0, hh)
+    lb = s - lc * g
+    la = 1.0 - lc - lb
+    v = q + lc * h
+    # Back to p0 p1 p2's order: turn 0 has (c, a, b) = (p0, p1, p2), turn 1 (p1, p2, p0),
+    # turn 2 (p2, p0, p1).
+    l0 = np.where(turn == 0, lc, np.where(turn == 1, lb, la))
+    l1 = np.where(turn == 0, la, np.where(turn == 1, lc, lb))
+    l2 = np.where(turn == 0, lb, np.where(turn == 1, la, lc))
+    return v, np.stack((l0, l1, l2)), flat
+
+
+def _outside(p0, p1, p2, v, lam, inside):
+    """Triangles whose origin projects outside (not ``inside``) take the nearest of their three
+    edges; v and weights updated in place and returned."""
     out = np.flatnonzero(~inside)
     if len(out):
         # The origin projects outside (or the triangle is flat): the nearest of its three

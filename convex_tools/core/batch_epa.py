@@ -13,7 +13,7 @@ alive, and the face across each edge — and each iteration, for all pairs at on
 3. stops when n·w − d is within ``epa.ROUNDING_GAP`` of the size of C (on polytopes EPA always
    ends so): the depth is d, the normal n, the contact points the barycentric combination of
    the face's support points at the origin's projection, taken in the coplanar face that holds
-   the projection (``epa._holding_projection``);
+   the projection (``epa._Faces.holding_projection``);
 4. else removes the faces w sees, by a flood fill over the face adjacency from the nearest face
    (``epa.VISIBLE_TOLERANCE``), and fans new faces from the horizon edges to w.
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import epa
+from .results import Code
 
 # Support calls per pair. Polytope pairs end in under 30 (``epa.MAX_ITERATIONS`` is 100 for
 # curved ones); a pair still going here is left to the single query.
@@ -66,7 +67,9 @@ def _tet_adjacency():
 
 _TET_ADJ = _tet_adjacency()
 
-CONVERGED, FALLBACK = 1, 2
+# Stop codes (``results.Code``, shared with ``batch``): a pair RUNNING ends CONVERGED or
+# FALLBACK.
+RUNNING, CONVERGED, FALLBACK = int(Code.RUNNING), int(Code.CONVERGED), int(Code.FALLBACK)
 
 
 class BatchContacts:
@@ -102,7 +105,7 @@ def run(table, ia, ib, tet_a, tet_b) -> BatchContacts:
         # Every pair still running has the same number of vertices (four, plus one per
         # iteration), so the live part of the arrays is the same for all of them.
         code = st.iterate(table)
-        done = code != 0
+        done = code != RUNNING
         if done.any():
             st.finish(np.flatnonzero(done), code[done], idx[done], out)
             keep = ~done
@@ -170,11 +173,11 @@ class _State:
         return ok.all(axis=1)
 
     def iterate(self, table):
-        """Steps 1-3 for every pair: per pair 0 (going on), CONVERGED or FALLBACK."""
+        """Steps 1-3 for every pair: per pair RUNNING, CONVERGED or FALLBACK."""
         k = len(self.ia)
         r = np.arange(k)
         fc = 2 * self.nv
-        code = np.zeros(k, dtype=np.int8)
+        code = np.full(k, RUNNING, dtype=np.int8)
         best = np.where(self.alive[:, :fc], self.fd[:, :fc], np.inf).argmin(axis=1)
         d = self.fd[r, best]
         n = self.fn[r, best]                                     # (k, 3)
@@ -185,10 +188,10 @@ class _State:
         np.maximum(self.scale, np.sqrt(_dot(w, w)), out=self.scale)
         gap = _dot(n, w) - d
         code[~np.isfinite(gap)] = FALLBACK
-        code[(code == 0) & (gap <= ROUNDING_GAP * self.scale)] = CONVERGED
-        code[(code == 0) & (self.calls >= MAX_ITERATIONS)] = FALLBACK
+        code[(code == RUNNING) & (gap <= ROUNDING_GAP * self.scale)] = CONVERGED
+        code[(code == RUNNING) & (self.calls >= MAX_ITERATIONS)] = FALLBACK
         if self.nv >= MAX_VERTICES:
-            code[code == 0] = FALLBACK
+            code[code == RUNNING] = FALLBACK
         self.best, self.d, self.w, self.a, self.b = best, d, w, a, b
         return code
 
@@ -342,7 +345,7 @@ def _dot(p, q):
 
 def _face_planes(p, q, w, floor):
     """Unit normals and plane distances of faces (p, q, w), counter-clockwise from outside:
-    n = (p − w) × (q − w) (``epa._fan``); and which pass the guards (not degenerate, plane no
+    n = (p − w) × (q − w) (``epa._Faces.fan``); and which pass the guards (not degenerate, plane no
     nearer the origin than ``floor``)."""
     a, b = p - w, q - w
     n = _cross(a, b)

@@ -271,7 +271,7 @@ def query_all(shapes, query, margin=0.0, progress=None, sweeps=None):
     With the core's own ``distance`` as the query, the pairs are measured by the batched
     engine (``batch``), thousands at a time: the same answers (to 1e-9 of the shapes' size)
     at a few microseconds a pair; a pair it cannot decide is measured by ``distance`` itself.
-    Each result's ``method`` says which ("batch" or "single").
+    Each result's ``engine`` says which ("batch" or "single").
     """
     if not callable(query):
         raise ValueError("query must be a callable taking two shapes")

@@ -47,6 +47,13 @@ class ConcaveShape:
     def _freeze(self) -> None:
         object.__setattr__(self, "_frozen", True)
 
+    def __reduce__(self):
+        # Pickled as the constructor's arguments, as the convex shapes are (``Shape``).
+        return (type(self), self._init_args())
+
+    def _init_args(self):
+        raise NotImplementedError
+
 
 def convex_part(name: str, value):
     """``value`` as a convex shape with a box: a ``Shape`` as it is, a user's plain class with
@@ -96,6 +103,9 @@ class Compound(ConcaveShape):
         self._lower.setflags(write=False)
         self._upper.setflags(write=False)
         self._freeze()
+
+    def _init_args(self):
+        return (self._parts, self._names)
 
     @property
     def parts(self) -> tuple:

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from . import bvh, gjk, manifold, raycast, sweep as sweeps, validation
+from . import bvh, gjk, manifold, planar, raycast, sweep as sweeps, validation
 from . import penetration as depths
 from .compound import ConcaveShape
 from .geometry import LENGTH_FLOOR
@@ -476,68 +476,10 @@ def _face_region(mesh, i, shape, depth):
     return out
 
 
-def _hull2d(points, tol):
-    """Convex hull (counter-clockwise) of 2D points, duplicates merged (monotone chain)."""
-    pts = sorted(set(points))
-    if len(pts) <= 2:
-        return pts
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= tol * tol:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= tol * tol:
-            upper.pop()
-        upper.append(p)
-    return lower[:-1] + upper[:-1]
-
-
 def _clip_to_triangle(points, tri, tol):
     """The part of the convex hull of ``points`` inside the counter-clockwise triangle ``tri``
-    (Sutherland–Hodgman against its three edges; a segment or a point clips the same way)."""
-    poly = _hull2d(points, tol)
-    closed = len(poly) >= 3
-    for k in range(3):
-        (x0, y0), (x1, y1) = tri[k], tri[(k + 1) % 3]
-        ex, ey = x1 - x0, y1 - y0
-        length = math.hypot(ex, ey) or 1.0
-
-        def side(p):
-            return ((p[0] - x0) * ey - (p[1] - y0) * ex) / length   # > 0: outside (right)
-
-        out = []
-        count = len(poly)
-        edges = count if closed else max(count - 1, 0)
-        if count == 1:
-            out = poly if side(poly[0]) <= tol else []
-        for e in range(edges):
-            p, q = poly[e], poly[(e + 1) % count]
-            sp, sq = side(p), side(q)
-            if sp <= tol:
-                out.append(p)
-            if (sp < -tol and sq > tol) or (sp > tol and sq < -tol):
-                s = sp / (sp - sq)
-                out.append((p[0] + s * (q[0] - p[0]), p[1] + s * (q[1] - p[1])))
-        if not closed and count == 2 and side(poly[1]) <= tol:
-            out.append(poly[1])
-        poly = _dedupe(out, tol)
-        if not poly:
-            return []
-        closed = closed and len(poly) >= 3
-    return poly
-
-
-def _dedupe(points, tol):
-    out = []
-    for p in points:
-        if all(abs(p[0] - q[0]) > tol or abs(p[1] - q[1]) > tol for q in out):
-            out.append(p)
-    return out
+    (a segment or a point clips the same way)."""
+    return planar.clip(planar.hull(points, tol), list(tri), tol)
 
 
 def _height_function(xy, heights, tol):
@@ -561,9 +503,10 @@ def _height_function(xy, heights, tol):
 
 
 def _reduce(points, depths_, n, max_points):
-    """Indices of at most ``max_points`` points: duplicates merged, then the deepest, the
-    farthest from it, and then each time the point that adds the most area (in the contact
-    plane), while any does — the corners of the region, stable as it slides."""
+    """Indices of at most ``max_points`` points: duplicates merged (in the contact plane), the
+    deepest first (among equally deep ones — a face resting flat, cut into pieces by the
+    triangles under it — the one farthest out, a corner of the region), then the corners
+    ``planar.reduce`` picks, as for a convex pair."""
     u, v = manifold.plane_basis(n)
     xy = np.stack((points @ u, points @ v), axis=1)
     size = max(float(np.max(np.abs(points))), LENGTH_FLOOR)
@@ -574,37 +517,17 @@ def _reduce(points, depths_, n, max_points):
             unique.append(k)
     if len(unique) <= max_points:
         return unique
-    # The deepest point first; among equally deep ones (a face resting flat, cut into pieces by
-    # the triangles under it) the one farthest out, a corner of the region.
     top = depths_[unique[0]]
     level = [k for k in unique if depths_[k] >= top - MERGE_TOLERANCE * max(size, top)]
     centre = xy[unique].mean(axis=0)
     first = max(level, key=lambda k: float(np.sum((xy[k] - centre) ** 2)))
-    keep = [first]
-    rest = [k for k in unique if k != first]
-    far = max(rest, key=lambda k: float(np.sum((xy[k] - xy[keep[0]]) ** 2)))
-    keep.append(far)
-    rest.remove(far)
-    while len(keep) < max_points and rest:
-        base = _polygon_area(xy[keep])
-        gain = [(_polygon_area(np.vstack((xy[keep], xy[k]))) - base, k) for k in rest]
-        best_gain, best = max(gain)
-        if best_gain <= 0.0:
-            break             # the rest lie within what is kept (a line contact: its two ends)
-        keep.append(best)
-        rest.remove(best)
-    return keep
-
-
-def _polygon_area(xy):
-    hull = _hull2d([tuple(p) for p in xy.tolist()], 0.0)
-    if len(hull) < 3:
-        return 0.0
-    area = 0.0
-    for k in range(len(hull)):
-        (x0, y0), (x1, y1) = hull[k], hull[(k + 1) % len(hull)]
-        area += x0 * y1 - x1 * y0
-    return 0.5 * area
+    unique.remove(first)
+    unique.insert(0, first)
+    # (That one counts as the deepest: equally deep within the merge tolerance.)
+    depth = [float(depths_[k]) for k in unique]
+    depth[0] = max(depth)
+    picked = planar.reduce([tuple(p) for p in xy[unique].tolist()], depth, max_points)
+    return [unique[i] for i in picked]
 
 
 # --- ray casts -----------------------------------------------------------------------------------

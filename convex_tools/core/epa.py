@@ -57,8 +57,8 @@ from typing import NamedTuple
 from . import mpr
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
-from .geometry import (LENGTH_FLOOR, cross, dot, norm2, perpendicular, split_residual, sub,
-                       support_of_difference, triangle_coordinates, triple)
+from .geometry import (COORDINATE_ROUNDING, LENGTH_FLOOR, cross, dot, norm2, perpendicular,
+                       split_residual, sub, support_of_difference, triangle_coordinates, triple)
 from .results import Status
 from .simplex import closest_to_origin, combine
 
@@ -84,9 +84,8 @@ UNPOLISHED_TOLERANCE = 1e-6
 # touching to that even when the certified gap is larger.
 RAY_TOLERANCE = 1e-9
 
-# Contact points are exact to within this fraction of their own coordinates' magnitude besides
-# (a few ulps: shapes far from the origin relative to their size round there first).
-POINT_ROUNDING = 1e-15
+# Contact points are exact to within ``geometry.COORDINATE_ROUNDING`` of their own coordinates'
+# magnitude besides (shapes far from the origin relative to their size round there first).
 
 # The polish starts only if its quadratic model puts the minimum within this many times EPA's
 # certified gap below the start (a smooth minimum near EPA's answer cannot lie deeper).
@@ -186,20 +185,26 @@ class _Polytope:
 
 
 def run(support_a, support_b, points_a, points_b, max_iterations: int | None = None,
-        max_faces: int | None = None, size: float | None = None) -> EPAResult:
+        max_faces: int | None = None, size: float | None = None,
+        scale: float = 0.0) -> EPAResult:
     """EPA on C = A − B from a GJK simplex that contains the origin.
 
     ``support_a``/``support_b`` are ``support_xyz`` callables; ``points_a``/``points_b`` the
     support points on A and B of GJK's final simplex (1 to 4 of them, the origin in their hull).
     The caps default to MAX_ITERATIONS support calls and MAX_FACES faces. ``size``, the smaller
     shape's size, makes the contact points exact relative to it (``polish_tolerance``); without
-    it they are exact relative to the size of C.
+    it they are exact relative to the size of C. ``scale``: the size of C as far as the caller
+    knows it (GJK's largest support point): the tolerances are relative to the larger of it
+    and the simplex's own size (a touching simplex can lie 1e-3 of C's size from the origin,
+    and C's rounding would look like depth beside it).
     """
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
     max_faces = MAX_FACES if max_faces is None else max_faces
     if max_iterations + 16 >= 1 << _KEY_SHIFT:
         raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
     poly = _Polytope(support_a, support_b, points_a, points_b, size)
+    if scale > poly.scale:
+        poly.scale = scale
     start = _initial_tetrahedron(poly)
     if start.status is Status.TOUCHING:
         return _touching(poly, start.normal, start.weights)
@@ -213,14 +218,12 @@ def run(support_a, support_b, points_a, points_b, max_iterations: int | None = N
 def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     W, A, B = poly.W, poly.A, poly.B
     sa, sb = poly.sa, poly.sb
-    faces = []          # [d, nx, ny, nz, i, j, k]: outward unit normal n, plane n·x = d, CCW ijk
-    alive = []
-    edges = {}          # directed edge (i << shift | j) -> the face it bounds
-    heap = []
-    poly.faces, poly.alive = faces, alive
+    hull = _Faces(W)
+    faces = hull.faces
+    poly.faces, poly.alive = faces, hull.alive
     floor = -ORIGIN_TOLERANCE * poly.scale
     for i, j, k in _tetrahedron_faces(W, tet):
-        if not _fan(faces, alive, edges, heap, W, [(i, j)], k, floor):
+        if not hull.fan([(i, j)], k, floor):
             return _failed(poly)
     best, best_gap, upper = 0, math.inf, math.inf
     lower = faces[0][0]
@@ -229,7 +232,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     scale = poly.scale
     while True:
         # 1. The face nearest the origin (its plane distance is the lower bound).
-        fi = _pop_nearest(heap, alive)
+        fi = hull.pop_nearest()
         if fi < 0:
             return _answer(poly, faces[best], Status.FAILED, iterations, lower, upper, LOCAL)
         f = faces[fi]
@@ -257,7 +260,7 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
             best, best_gap = fi, gap
         # 3. Exact when the support plane meets the face (every polytope answer ends here).
         if gap <= ROUNDING_GAP * scale:
-            f = _holding_projection(faces, alive, W, f, scale)
+            f = hull.holding_projection(f, scale)
             return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, EXACT, gap)
         # 3'. Certified within CERTIFY_TOLERANCE: where C is curved, finish locally (Newton)
         #     instead of creeping up on the curvature; where that does not apply, go on to
@@ -271,9 +274,8 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
             if local is RAY and gap <= UNPOLISHED_TOLERANCE * h:
                 return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, RAY, gap)
         # 4. Remove the faces w sees, then fan new faces from the silhouette to w.
-        horizon = _silhouette(faces, alive, edges, fi, w, VISIBLE_TOLERANCE * scale)
-        if horizon is None or not _fan(faces, alive, edges, heap, W, horizon, wi,
-                                       d - ORIGIN_TOLERANCE * scale):
+        horizon = hull.silhouette(fi, w, VISIBLE_TOLERANCE * scale)
+        if horizon is None or not hull.fan(horizon, wi, d - ORIGIN_TOLERANCE * scale):
             # Rounding broke the polytope (w nearly coplanar with many faces): stop with the
             # best face, converged if it is within the unpolished tolerance already.
             bf = faces[best]
@@ -282,121 +284,142 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
                            lower, upper, RAY if ok else LOCAL)
 
 
-def _holding_projection(faces, alive, W, face, scale):
-    """The face in ``face``'s plane whose triangle holds the origin's projection.
+class _Faces:
+    """EPA's polytope as faces over the vertex list ``W``: ``faces`` ([d, nx, ny, nz, i, j, k]:
+    outward unit normal n, plane n·x = d, counter-clockwise i j k), ``alive`` (a face removed
+    stays in the list, dead), ``edges`` (directed edge i << shift | j -> the face it bounds)
+    and a binary heap of (d, face) for the nearest face (seed 001 Alg. 10, 12)."""
 
-    A flat face of C ends up tiled by several coplanar triangles at the same distance; the heap
-    may hand over any of them, but the contact points need the one the projection falls in.
-    """
-    d, nx, ny, nz = face[0], face[1], face[2], face[3]
-    best, best_min = face, min(_projection_coordinates_raw(W, face))
-    if best_min >= 0.0:
-        return face
-    tol = ROUNDING_GAP * scale
-    for fi, g in enumerate(faces):
-        if alive[fi] and abs(g[0] - d) <= tol and \
-                g[1] * nx + g[2] * ny + g[3] * nz >= 1.0 - COPLANAR_COSINE_GAP:
-            m = min(_projection_coordinates_raw(W, (d, nx, ny, nz) + tuple(g[4:7])))
-            if m > best_min:
-                best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
-    return list(best)
+    __slots__ = ("W", "faces", "alive", "edges", "heap")
+
+    def __init__(self, W):
+        self.W = W
+        self.faces = []
+        self.alive = []
+        self.edges = {}
+        self.heap = []
+
+    def pop_nearest(self) -> int:
+        """The living face nearest the origin, taken off the heap (-1 when none is left)."""
+        heap, alive = self.heap, self.alive
+        while heap:
+            _, fi = heapq.heappop(heap)
+            if alive[fi]:
+                return fi
+        return -1
+
+    def holding_projection(self, face, scale):
+        """The face in ``face``'s plane whose triangle holds the origin's projection.
+
+        A flat face of C ends up tiled by several coplanar triangles at the same distance; the
+        heap may hand over any of them, but the contact points need the one the projection
+        falls in.
+        """
+        W, alive = self.W, self.alive
+        d, nx, ny, nz = face[0], face[1], face[2], face[3]
+        best, best_min = face, min(_projection_coordinates_raw(W, face))
+        if best_min >= 0.0:
+            return face
+        tol = ROUNDING_GAP * scale
+        for fi, g in enumerate(self.faces):
+            if alive[fi] and abs(g[0] - d) <= tol and \
+                    g[1] * nx + g[2] * ny + g[3] * nz >= 1.0 - COPLANAR_COSINE_GAP:
+                m = min(_projection_coordinates_raw(W, (d, nx, ny, nz) + tuple(g[4:7])))
+                if m > best_min:
+                    best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
+        return list(best)
+
+    def silhouette(self, start, w, tolerance):
+        """Kill every face visible from w connected to ``start``; return the horizon edges
+        (p, q).
+
+        A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only
+        edges between visible faces, so the removed region is connected; its boundary edges come
+        back in the orientation of the removed face, ready to be fanned to w.
+        """
+        faces, alive, edges = self.faces, self.alive, self.edges
+        wx, wy, wz = w
+        shift = _KEY_SHIFT
+        alive[start] = False
+        stack = [start]
+        removed = [start]
+        horizon = []
+        while stack:
+            g = faces[stack.pop()]
+            for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
+                t = edges[(q << shift) | p]
+                if not alive[t]:
+                    continue                      # the neighbour is being removed too
+                tf = faces[t]
+                if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
+                    alive[t] = False
+                    stack.append(t)
+                    removed.append(t)
+                else:
+                    horizon.append((p, q))
+        for fi in removed:
+            g = faces[fi]
+            i, j, k = g[4], g[5], g[6]
+            del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
+        # The removed region must be a disc: its boundary one simple loop (else None).
+        after = dict(horizon)
+        if len(after) != len(horizon):
+            return None
+        p = horizon[0][0]
+        for _ in range(len(horizon)):
+            p = after.get(p)
+            if p is None:
+                return None
+        return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) \
+            else None
+
+    def fan(self, horizon, wi, floor) -> bool:
+        """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the
+        polytope.
+
+        Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward
+        normal. ``floor`` is the least plane distance a new face may have: the polytope only
+        grows, so a face nearer the origin than the one replaced (minus rounding) is an inverted
+        face. The horizon is one simple loop (``silhouette`` checks it), so the new edges (q, w)
+        and (w, p) pair up among the new faces and (p, q) with the face kept on its other side.
+        """
+        W, faces, alive, edges, heap = self.W, self.faces, self.alive, self.edges, self.heap
+        wx, wy, wz = W[wi]
+        shift = _KEY_SHIFT
+        degenerate = DEGENERATE_SIN2
+        rel = {}
+        for p, _ in horizon:
+            x, y, z = W[p]
+            x, y, z = x - wx, y - wy, z - wz
+            rel[p] = (x, y, z, x * x + y * y + z * z)
+        for p, q in horizon:
+            ax, ay, az, aa = rel[p]
+            bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
+            nx = ay * bz - az * by
+            ny = az * bx - ax * bz
+            nz = ax * by - ay * bx
+            nn = nx * nx + ny * ny + nz * nz
+            if nn <= degenerate * aa * bb or nn == 0.0:
+                return False                      # w lies on the line of the edge
+            s = 1.0 / math.sqrt(nn)
+            nx, ny, nz = nx * s, ny * s, nz * s
+            d = nx * wx + ny * wy + nz * wz
+            if d < floor:
+                return False                      # inverted: the polytope would not contain 0
+            fi = len(faces)
+            faces.append([d, nx, ny, nz, p, q, wi])
+            alive.append(True)
+            edges[(p << shift) | q] = fi
+            edges[(q << shift) | wi] = fi
+            edges[(wi << shift) | p] = fi
+            heapq.heappush(heap, (d, fi))
+        return True
 
 
 def _projection_coordinates_raw(W, face):
     """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
     d, nx, ny, nz, i, j, k = face
     return triangle_coordinates(W[i], W[j], W[k], (d * nx, d * ny, d * nz), (nx, ny, nz))
-
-
-def _pop_nearest(heap, alive) -> int:
-    while heap:
-        _, fi = heapq.heappop(heap)
-        if alive[fi]:
-            return fi
-    return -1
-
-
-def _silhouette(faces, alive, edges, start, w, tolerance):
-    """Kill every face visible from w connected to ``start``; return the horizon edges (p, q).
-
-    A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only edges
-    between visible faces, so the removed region is connected; its boundary edges come back in the
-    orientation of the removed face, ready to be fanned to w.
-    """
-    wx, wy, wz = w
-    shift = _KEY_SHIFT
-    alive[start] = False
-    stack = [start]
-    removed = [start]
-    horizon = []
-    while stack:
-        g = faces[stack.pop()]
-        for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
-            t = edges[(q << shift) | p]
-            if not alive[t]:
-                continue                      # the neighbour is being removed too
-            tf = faces[t]
-            if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
-                alive[t] = False
-                stack.append(t)
-                removed.append(t)
-            else:
-                horizon.append((p, q))
-    for fi in removed:
-        g = faces[fi]
-        i, j, k = g[4], g[5], g[6]
-        del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
-    # The removed region must be a disc: its boundary one simple loop (else None).
-    after = dict(horizon)
-    if len(after) != len(horizon):
-        return None
-    p = horizon[0][0]
-    for _ in range(len(horizon)):
-        p = after.get(p)
-        if p is None:
-            return None
-    return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) else None
-
-
-def _fan(faces, alive, edges, heap, W, horizon, wi, floor) -> bool:
-    """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the polytope.
-
-    Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward normal.
-    ``floor`` is the least plane distance a new face may have: the polytope only grows, so a
-    face nearer the origin than the one replaced (minus rounding) is an inverted face. The
-    horizon is one simple loop (``_silhouette`` checks it), so the new edges (q, w) and (w, p)
-    pair up among the new faces and (p, q) with the face kept on its other side.
-    """
-    wx, wy, wz = W[wi]
-    shift = _KEY_SHIFT
-    degenerate = DEGENERATE_SIN2
-    rel = {}
-    for p, _ in horizon:
-        x, y, z = W[p]
-        x, y, z = x - wx, y - wy, z - wz
-        rel[p] = (x, y, z, x * x + y * y + z * z)
-    for p, q in horizon:
-        ax, ay, az, aa = rel[p]
-        bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
-        nx = ay * bz - az * by
-        ny = az * bx - ax * bz
-        nz = ax * by - ay * bx
-        nn = nx * nx + ny * ny + nz * nz
-        if nn <= degenerate * aa * bb or nn == 0.0:
-            return False                      # w lies on the line of the edge
-        s = 1.0 / math.sqrt(nn)
-        nx, ny, nz = nx * s, ny * s, nz * s
-        d = nx * wx + ny * wy + nz * wz
-        if d < floor:
-            return False                      # inverted: the polytope would not contain 0
-        fi = len(faces)
-        faces.append([d, nx, ny, nz, p, q, wi])
-        alive.append(True)
-        edges[(p << shift) | q] = fi
-        edges[(q << shift) | wi] = fi
-        edges[(wi << shift) | p] = fi
-        heapq.heappush(heap, (d, fi))
-    return True
 
 
 def _relative(v, wx, wy, wz):
@@ -445,11 +468,11 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
             if exit_face is not None:
                 i, j, k = exit_face
                 portal = [(W[i], A[i], B[i]), (W[j], A[j], B[j]), (W[k], A[k], B[k])]
+        tolerance = mpr.fine_fraction(RAY_TOLERANCE, poly.scale, poly.fine)
         if mpr.crosses(portal, n):
-            ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal,
-                             tolerance=RAY_TOLERANCE)
+            ray = mpr.refine(poly.sa, poly.sb, (0.0, 0.0, 0.0), n, portal, tolerance=tolerance)
         else:
-            ray = mpr.ray_pass(poly.sa, poly.sb, n, RAY_TOLERANCE)
+            ray = mpr.ray_pass(poly.sa, poly.sb, n, tolerance)
         poly.calls += ray.calls
         if ray.status is Status.CONVERGED and len(ray.portal) == 3 and mpr.crosses(ray.portal, n):
             portal = ray.portal
@@ -465,7 +488,7 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     pb = combine([v[2] for v in portal], lam)
     depth, pa, pb, off = place_on_features(pa, pb, depth, n, [v[1] for v in portal],
                                            [v[2] for v in portal], POLISH_FLOOR * poly.scale)
-    rounding = POINT_ROUNDING * max(abs(c) for c in pa + pb)
+    rounding = COORDINATE_ROUNDING * max(abs(c) for c in pa + pb)
     if off > polish_tolerance(poly.scale, poly.fine) + rounding and status is Status.CONVERGED:
         # The points do not realise the depth along n, and closing the gap moves them off
         # their shapes: not to be trusted (``penetration`` falls back on MPR's estimate).
@@ -653,12 +676,20 @@ def _initial_tetrahedron(poly: _Polytope):
     if n == 4:
         if not _is_flat(poly.W):
             return _Start(Status.INTERSECTING, (0, 1, 2, 3))
-        return _from_triangle(poly, _best_face_of_flat(poly.W), weights)
-    if n == 3:
-        return _from_triangle(poly, (0, 1, 2), weights)
-    if n == 2:
-        return _from_segment(poly, 0, 1, weights)
-    return _from_point(poly, 0, weights)
+        start = _from_triangle(poly, _best_face_of_flat(poly.W), weights)
+    elif n == 3:
+        start = _from_triangle(poly, (0, 1, 2), weights)
+    elif n == 2:
+        start = _from_segment(poly, 0, 1, weights)
+    else:
+        start = _from_point(poly, 0, weights)
+    if start.status is Status.FAILED:
+        # Every tetrahedron tried was flat: C is flat here (a point in a disc), and the planes
+        # tried were tilted by the rounding of triangles much smaller than C (GJK's simplex
+        # 1e-5 of its size). The widest triangle of the points found gives C's plane to C's
+        # own rounding; the shapes touch if C reaches no further than the origin across it.
+        return _across_widest(poly, weights)
+    return start
 
 
 def _touch_limit(poly):
@@ -690,6 +721,29 @@ def _from_triangle(poly, tri, weights):
     # the triangle (which holds the origin) is covered by the three triangles q + edge, hence
     # one of the tetrahedra edge + x + y holds the origin.
     return _best_tetrahedron(poly, [(j, k, x, y), (i, k, x, y), (i, j, x, y)])
+
+
+def _across_widest(poly, weights):
+    """TOUCHING across the plane of the widest triangle of the polytope's points if C reaches
+    no further than the origin on one side of it, else FAILED."""
+    W = poly.W
+    best, best_nn = None, 0.0
+    for i in range(len(W)):
+        for j in range(i + 1, len(W)):
+            for k in range(j + 1, len(W)):
+                n = cross(sub(W[j], W[i]), sub(W[k], W[i]))
+                nn = dot(n, n)
+                if nn > best_nn:
+                    best, best_nn = n, nn
+    if best is None:
+        return _NO_START
+    s = 1.0 / math.sqrt(best_nn)
+    n = (best[0] * s, best[1] * s, best[2] * s)
+    for sign in (1.0, -1.0):
+        m = (sign * n[0], sign * n[1], sign * n[2])
+        if poly.support(*m)[1] <= _touch_limit(poly):
+            return _Start(Status.TOUCHING, normal=m, weights=weights)
+    return _NO_START
 
 
 def _from_segment(poly, i, j, weights):

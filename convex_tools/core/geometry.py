@@ -15,6 +15,11 @@ import math
 # extent, a segment of zero length) from dividing by zero; every real length exceeds it.
 LENGTH_FLOOR = 1e-300
 
+# A point's coordinates round at this fraction of their magnitude (a few ulps, with room for a
+# sum of a few products): a point far from the origin relative to its shape's size is known to
+# no better, whatever the algorithm. (GJK's touching test and EPA's contact points allow it.)
+COORDINATE_ROUNDING = 1e-15
+
 # Completing a unit normal n to a frame starts from the x axis unless |n_x| >= this, then from
 # the y axis: either way the axis is at least ~37° off n (|n × axis| >= 0.8 for unit n), so the
 # cross product that builds the first tangent is well conditioned.
@@ -39,13 +44,25 @@ def centre_difference(a, b):
     return (ax - bx, ay - by, az - bz)
 
 
-def split_residual(pa, pb, depth, n):
-    """pa and pb moved by half the residual r = pa − pb − depth · n each, so that
-    pa − pb == depth · n holds for the points returned (r is rounding, or a point's slack)."""
-    rx = 0.5 * (pa[0] - pb[0] - depth * n[0])
-    ry = 0.5 * (pa[1] - pb[1] - depth * n[1])
-    rz = 0.5 * (pa[2] - pb[2] - depth * n[2])
-    return (pa[0] - rx, pa[1] - ry, pa[2] - rz), (pb[0] + rx, pb[1] + ry, pb[2] + rz)
+def split_residual(pa, pb, depth, n, share_a=0.5):
+    """pa moved by the fraction ``share_a`` of the residual r = pa − pb − depth · n and pb by
+    the rest, so that pa − pb == depth · n holds for the points returned (r is rounding, or a
+    point's slack). Half each by default; ``residual_share`` gives the smaller shape less."""
+    rx = pa[0] - pb[0] - depth * n[0]
+    ry = pa[1] - pb[1] - depth * n[1]
+    rz = pa[2] - pb[2] - depth * n[2]
+    ta, tb = share_a, 1.0 - share_a
+    return (pa[0] - ta * rx, pa[1] - ta * ry, pa[2] - ta * rz), \
+        (pb[0] + tb * rx, pb[1] + tb * ry, pb[2] + tb * rz)
+
+
+def residual_share(size_a, size_b):
+    """The part of a contact's rounding residual A's point takes (``split_residual``): in
+    proportion to its size, so that beside a shape 1e6 times larger a point moves 1e-6 of it
+    (the residual rounds at the larger shape's size, and would put a point that far off the
+    smaller one). Half each for two points (sizes 0)."""
+    total = size_a + size_b
+    return 0.5 if not total > 0.0 else size_a / total
 
 
 def triangle_coordinates(p1, p2, p3, q, n):

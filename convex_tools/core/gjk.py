@@ -18,8 +18,9 @@ Separating-axis GJK (``intersect``) stops as soon as some v has v·w > 0: v then
 B. Given the last separating axis in a ``SeparationCache`` (ISA-GJK, seed 000 §3), a repeated
 query on a slowly moving pair usually ends after a single support call.
 
-Layering (docs/ARCHITECTURE.md): this module uses only the foundations (``simplex``,
-``geometry``, ``results``, ``validation``) and ``shapes``; ``queries`` chooses between it and
+Layering (docs/ARCHITECTURE.md): this module uses the foundations (``simplex``,
+``geometry``, ``results``, ``validation``), ``shapes``, and ``mpr``'s portal test for a run that
+stops short without separating the shapes (``undecided``); ``queries`` chooses between it and
 MPR, and ``penetration``, ``sweep`` and ``concave`` call it.
 """
 
@@ -30,11 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import validation
-from .geometry import centre_difference, support_of_difference
+from . import mpr, validation
+from .geometry import COORDINATE_ROUNDING, centre_difference, sub, support_of_difference
 from .results import DistanceResult, SeparationCache, Status
-from .shapes import Point, Transformed
-from .simplex import CANCELLATION_RATIO, combine, from_nearest, solve
+from .shapes import Point, Transformed, contact_size
+from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -55,8 +56,17 @@ REL_TOLERANCE = 1e-10
 SIZE_TOLERANCE = 1e-10
 
 # Support points far from the origin relative to their shapes' size round at the size of their
-# coordinates (a few ulps: this fraction of the largest): distances below that are touching.
-COORDINATE_ROUNDING = 1e-15
+# coordinates (``geometry.COORDINATE_ROUNDING`` of the largest): distances below that are
+# touching.
+
+# Given the smaller shape's size (``run``'s ``size``), SIZE_TOLERANCE applies to SIZE_RATIO times
+# it where that is less than the size of the CSO: a 2 m box beside a 1e6 m ellipsoid has its
+# distance to 1e-9 of 2 m, not 1e-10 of 1e6 m. (Shapes of comparable size, C within SIZE_RATIO
+# of the smaller, keep C's tolerance and GJK its cost.) The duality gap is then only trusted
+# above its own rounding, GAP_ROUNDING of |v|·|w| (v·w sums three products of that size: ~3
+# ulps; here 45).
+SIZE_RATIO = 10.0
+GAP_ROUNDING = 1e-14
 
 # A step that does not shorten v ends the search (NO_PROGRESS: rounding stalled it) at once
 # only when the duality gap |v|² − v·w is below this fraction of |v|²; with a larger gap the
@@ -88,6 +98,7 @@ class GJKRun:
     support_calls: int
     lower_bound: float = 0.0
     scale: float = 0.0     # largest |w| seen: the size the rounding tolerances are relative to
+    size: float | None = None   # the smaller shape's size, if given: the touching tolerance's
 
     @property
     def distance(self) -> float:
@@ -103,6 +114,10 @@ class GJKRun:
         """Largest |coordinate| of the final simplex's support points: where they round."""
         return max([abs(c) for p in self.points_a + self.points_b for c in p] + [0.0])
 
+    def touching(self) -> float:
+        """``touching_tolerance`` of this run."""
+        return touching_tolerance(self.scale, self.reach, self.size)
+
     def closest_points(self) -> tuple:
         """Points on A and B as the barycentric combination of the simplex's support points."""
         return combine(self.points_a, self.weights), combine(self.points_b, self.weights)
@@ -111,12 +126,14 @@ class GJKRun:
 
 
 def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERATIONS,
-        rel_tolerance=REL_TOLERANCE) -> GJKRun:
+        rel_tolerance=REL_TOLERANCE, size=None) -> GJKRun:
     """GJK on C = A − B given the two support mappings (``support_xyz`` callables).
 
     ``axis`` is the first search direction (a cached separating axis or last ``v``); any non-zero
     vector works, the centre difference of the shapes is a good default. In ``INTERSECT`` mode the
-    loop ends at the first separating axis (status SEPARATED, ``v`` the axis).
+    loop ends at the first separating axis (status SEPARATED, ``v`` the axis). ``size``, the
+    smaller shape's size (``shapes.contact_size``), makes the absolute tolerances relative to it
+    instead of to the size of C (see ``GAP_ROUNDING``).
     """
     vx, vy, vz = axis if axis is not None else (1.0, 0.0, 0.0)
     # Scale the axis to a largest component of 1: a subnormal centre difference (1e-175)
@@ -136,6 +153,10 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     calls = 0
     best_gap, best = math.inf, None  # the state with the tightest bounds, for a stalled ending
     stalls = 0             # steps that did not shorten v although the gap was large
+    # The gap's absolute tolerance over |v|, for the CSO's size so far: SIZE_TOLERANCE of it,
+    # or of SIZE_RATIO times the smaller shape where that is less (plus GAP_ROUNDING of it).
+    absolute = 0.0
+    fine = math.inf if size is None else SIZE_RATIO * size
     while calls < max_iterations:
         # Support point of A − B along −v.
         w, a, b = support_of_difference(support_a, support_b, -vx, -vy, -vz)
@@ -144,6 +165,9 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
         if w2 > max_w2:
             max_w2 = w2
+            scale = sqrt(w2)
+            absolute = SIZE_TOLERANCE * scale if fine >= scale else \
+                SIZE_TOLERANCE * fine + GAP_ROUNDING * scale
         if vw > 0.0 and early_out:     # v separates A and B (SA-GJK)
             status = Status.SEPARATED
             break
@@ -153,8 +177,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             if vw > lower * norm_v:
                 lower = vw / norm_v
             gap = vv - vw
-            if gap <= rel_tolerance * vv \
-                    or gap <= SIZE_TOLERANCE * sqrt(max_w2) * norm_v:
+            if gap <= rel_tolerance * vv or gap <= absolute * norm_v:
                 status = Status.CONVERGED
                 break
             if gap < best_gap and vw > 0.0:
@@ -204,17 +227,31 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                 vv = new_vv
             break
         vv = new_vv
-    res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2))
+    res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2),
+                 size)
     if status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) and lower <= 0.0 and \
             vv <= touching_tolerance(res.scale, res.reach) ** 2:
         # Stalled within the touching tolerance of the origin and never certified apart: on a
         # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
         # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
-        # tell (``intersect`` says so too).
+        # tell (``intersect`` says so too). (The tolerance is C's, not the smaller shape's:
+        # the stall is where rounding of C's points stopped the descent.)
         res.status = Status.TOUCHING
     return res
 
 
+
+
+_UNDECIDED = (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT)
+
+
+def undecided(res: GJKRun) -> bool:
+    """Whether a run that did not find the shapes overlapping has not shown them apart either:
+    it stopped short (a repeated support point, no progress, the iteration cap) without ever
+    finding a separating support plane (lower bound <= 0), and not within touching. On a needle
+    or slab of C far from the origin GJK can stop so 1e-4 from an origin C holds 1e-3 deep;
+    ``mpr.holding_tetrahedron`` decides instead."""
+    return res.lower_bound <= 0.0 and res.status in _UNDECIDED
 
 
 def _is_point(shape) -> bool:
@@ -253,9 +290,18 @@ def distance(a, b, cache: SeparationCache | None = None,
                      (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), [], [], [], [], 0, 0)
     else:
         res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
-                  rel_tolerance=rel_tolerance)
+                  rel_tolerance=rel_tolerance, size=contact_size(a, b))
         pa, pb = res.closest_points()
         d = res.distance
+        if res.lower_bound <= 0.0 and res.status in _UNDECIDED and not res.intersecting:
+            held, points_a, points_b = mpr.holding_tetrahedron(ca, cb)
+            if held:
+                # The cores overlap: a common point is the origin's barycentric combination
+                # of the tetrahedron's points on A (the same one of its points on B).
+                weights = closest_to_origin([sub(p, q) for p, q in zip(points_a, points_b)])[1]
+                p = np.array(combine(points_a, weights))
+                return DistanceResult(0.0, p, p.copy(), True, res.iterations,
+                                      res.support_calls, Status.INTERSECTING)
     if cache is not None:
         cache.record(res.v, res.support_calls)
     margins = ma + mb
@@ -297,7 +343,8 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
     (``validation``)."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
-    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT)
+    size = contact_size(a, b)
+    res = run(a.support_xyz, b.support_xyz, _initial_axis(a, b, cache), INTERSECT, size=size)
     if cache is not None:
         cache.record(res.v, res.support_calls)
     if res.status is Status.SEPARATED:
@@ -306,11 +353,24 @@ def intersect(a, b, cache: SeparationCache | None = None) -> bool:
         return True
     # Stopped without a separating axis and without containing the origin. With v·w <= 0 the
     # duality gap is at least |v|², so convergence means |v| is within tolerance of zero:
-    # the shapes touch. (Anything else would be a stall; |v| still decides.)
-    return res.distance <= touching_tolerance(res.scale, res.reach)
+    # the shapes touch (to the smaller shape's tolerance, as ``distance`` measures it).
+    if res.distance <= touching_tolerance(res.scale, res.reach, size):
+        return True
+    if undecided(res):
+        # A stall: within C's own rounding-level tolerance it is touching too (as ``run``
+        # says); beyond it, MPR's portal test decides (as ``distance`` asks it).
+        if res.distance <= touching_tolerance(res.scale, res.reach):
+            return True
+        held = mpr.holding_tetrahedron(a, b)[0]
+        if held is not None:
+            return held
+    return False
 
 
-def touching_tolerance(scale: float, reach: float = 0.0) -> float:
-    """Distances at or below this count as touching for shapes whose CSO has size ``scale``
-    and whose support points have coordinates up to ``reach`` (which round at that size)."""
+def touching_tolerance(scale: float, reach: float = 0.0, size: float | None = None) -> float:
+    """Distances at or below this count as touching for shapes whose CSO has size ``scale``,
+    the smaller of which has ``size`` (None: unknown, then ``scale``), and whose support points
+    have coordinates up to ``reach`` (which round at that size)."""
+    if size is not None and SIZE_RATIO * size < scale:
+        scale = SIZE_RATIO * size
     return SIZE_TOLERANCE * scale + COORDINATE_ROUNDING * reach

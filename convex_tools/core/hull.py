@@ -166,6 +166,12 @@ class Hull(Shape):
         self._center = _centroid(data.vertices)
         self._freeze()
 
+    def _init_args(self):
+        # Its own vertices (and, when solid, faces: a closed convex mesh, checked, not rebuilt).
+        search = "scan" if self._scan else ("climb" if len(self._vl) <= SCAN_MAX_VERTICES
+                                            else "auto")
+        return (self._vertices, search, self._faces if self._data.dim == 3 else None)
+
     # --- the hull ------------------------------------------------------------------------------
     @property
     def vertices(self) -> np.ndarray:

@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from . import validation
+from . import planar
 from .geometry import LENGTH_FLOOR, tangent_basis
 from .penetration import penetration
 from .results import Manifold
@@ -69,8 +70,8 @@ MERGE_TOLERANCE = 1e-9
 DEPTH_TOLERANCE = 1e-9
 
 # Segments (and a feature's spanning edges) count as parallel when the sine of their angle is
-# below this.
-PARALLEL_SIN = 1e-9
+# below this (the plane geometry's own).
+PARALLEL_SIN = planar.PARALLEL_SIN
 
 # Both tolerances also allow this fraction of the contact's distance from the origin: the
 # rounding of world coordinates there, with room for the transforms that placed the features.
@@ -111,11 +112,12 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     size = max(min(extent_a, extent_b) or max(extent_a, extent_b), LENGTH_FLOOR)
     rounding = COORDINATE_ROUNDING * float(np.max(np.abs(origin)))
     tol = MERGE_TOLERANCE * size + rounding
-    fa, fb = _unique(fa, tol), _unique(fb, tol)
+    fa, fb = planar.unique(fa, tol), planar.unique(fb, tol)
     if len(fa) == 1 or len(fb) == 1:
         return _single(contact)
     # 3. Clipping on the contact plane.
-    region = _clip(_hull2d([p[:2] for p in fa], tol), _hull2d([p[:2] for p in fb], tol), tol)
+    region = planar.clip(planar.hull([p[:2] for p in fa], tol),
+                         planar.hull([p[:2] for p in fb], tol), tol)
     # 4. Depths: A's surface above B's at each corner; the corner goes midway between them.
     surface_a, surface_b = _surface(fa), _surface(fb)
     corners, depths = [], []
@@ -129,7 +131,7 @@ def contact_manifold(a, b, max_points: int = MAX_POINTS):
     if not corners:
         return _single(contact)
     # 5. Reduction to max_points.
-    keep = _reduce([c[:2] for c in corners], depths, max_points, size)
+    keep = planar.reduce([c[:2] for c in corners], depths, max_points)
     points = origin + np.array([corners[i] for i in keep]) @ frame
     return Manifold(n, points, np.array([depths[i] for i in keep]), contact.support_calls,
                     contact.status)
@@ -368,143 +370,6 @@ def plane_basis(n):
     return np.array(u), np.array(v)
 
 
-def _unique(points, tol):
-    """The points with near-duplicates (closer than tol) dropped."""
-    out = []
-    t2 = tol * tol
-    for p in points:
-        if all((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2 > t2 for q in out):
-            out.append(p)
-    return out
-
-
-def _hull2d(points, tol):
-    """The projected feature as a counter-clockwise convex polygon, a segment or a point
-    (Andrew's monotone chain; corners closer than ``tol`` merged)."""
-    pts = sorted(set(points))
-    if len(pts) <= 1:
-        return pts
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower, upper = [], []
-    for p in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= tol * _dist(lower[-2], p):
-            lower.pop()
-        lower.append(p)
-    for p in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= tol * _dist(upper[-2], p):
-            upper.pop()
-        upper.append(p)
-    hull = lower[:-1] + upper[:-1]
-    # Merge corners closer than the tolerance (a segment collapses to its two ends).
-    out = []
-    for p in hull:
-        if all(_dist(p, q) > tol for q in out):
-            out.append(p)
-    return out
-
-
-def _dist(p, q):
-    return math.hypot(p[0] - q[0], p[1] - q[1])
-
-
-def _clip(pa, pb, tol):
-    """Intersection of two convex 2D shapes (polygons CCW, segments, points) as corner list;
-    ``tol``: how far outside an edge a point still counts as on it."""
-    if len(pa) > len(pb):
-        pa, pb = pb, pa
-    if len(pa) == 1:
-        return pa
-    if len(pa) == 2 and len(pb) == 2:
-        return _clip_segments(pa, pb, tol)
-    if len(pa) == 2:
-        return _clip_segment_polygon(pa, pb, tol)
-    return _clip_polygons(pa, pb, tol)
-
-
-def _clip_polygons(subject, clipper, tol):
-    """Sutherland–Hodgman: ``subject`` cut by each edge of the convex CCW ``clipper``."""
-    out = list(subject)
-    m = len(clipper)
-    for i in range(m):
-        if not out:
-            break
-        a, b = clipper[i], clipper[(i + 1) % m]
-        ex, ey = b[0] - a[0], b[1] - a[1]
-        length = math.hypot(ex, ey)
-
-        def side(p):
-            return (ex * (p[1] - a[1]) - ey * (p[0] - a[0])) / length   # > 0: inside (left)
-
-        src, out = out, []
-        for j in range(len(src)):
-            p, q = src[j], src[(j + 1) % len(src)]
-            sp, sq = side(p), side(q)
-            if sp >= -tol:
-                out.append(p)
-            if (sp >= -tol) != (sq >= -tol) and sp != sq:
-                t = sp / (sp - sq)
-                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
-    return _hull2d(out, tol) if len(out) > 2 else out
-
-
-def _clip_segment_polygon(seg, poly, tol):
-    """The part of segment ``seg`` inside the convex CCW polygon (Cyrus–Beck)."""
-    (x0, y0), (x1, y1) = seg
-    dx, dy = x1 - x0, y1 - y0
-    t0, t1 = 0.0, 1.0
-    m = len(poly)
-    for i in range(m):
-        a, b = poly[i], poly[(i + 1) % m]
-        ex, ey = b[0] - a[0], b[1] - a[1]
-        length = math.hypot(ex, ey)
-        # Inside when e × (p − a) >= −tol·|e|.
-        num = ex * (y0 - a[1]) - ey * (x0 - a[0]) + tol * length
-        den = ex * dy - ey * dx
-        if den == 0.0:
-            if num < 0.0:
-                return []
-            continue
-        t = -num / den
-        if den > 0.0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return []
-    return [(x0 + t0 * dx, y0 + t0 * dy), (x0 + t1 * dx, y0 + t1 * dy)]
-
-
-def _clip_segments(s, r, tol):
-    """Overlap of two segments: a sub-segment when collinear, else their crossing point."""
-    (px, py), (qx, qy) = s
-    (ax, ay), (bx, by) = r
-    dx, dy = qx - px, qy - py
-    ex, ey = bx - ax, by - ay
-    den = dx * ey - dy * ex
-    ld, le = math.hypot(dx, dy), math.hypot(ex, ey)
-    if abs(den) <= PARALLEL_SIN * ld * le:
-        # Parallel: overlap along the common line if they are on it.
-        off = abs(dx * (ay - py) - dy * (ax - px)) / ld
-        if off > max(tol, MERGE_TOLERANCE * ld):
-            return []
-        ta = ((ax - px) * dx + (ay - py) * dy) / (ld * ld)
-        tb = ((bx - px) * dx + (by - py) * dy) / (ld * ld)
-        lo, hi = max(0.0, min(ta, tb)), min(1.0, max(ta, tb))
-        if lo > hi:
-            return []
-        return [(px + lo * dx, py + lo * dy), (px + hi * dx, py + hi * dy)]
-    t = ((ax - px) * ey - (ay - py) * ex) / den
-    w = ((ax - px) * dy - (ay - py) * dx) / den
-    slack_t, slack_w = tol / max(ld, LENGTH_FLOOR), tol / max(le, LENGTH_FLOOR)
-    if -slack_t <= t <= 1.0 + slack_t and -slack_w <= w <= 1.0 + slack_w:
-        t = min(max(t, 0.0), 1.0)
-        return [(px + t * dx, py + t * dy)]
-    return []
-
-
 def _surface(feature):
     """Height of the feature's surface above a contact-plane point (x, y): the feature's plane
     through three well-spread corners, or its line for an edge, or its height for a vertex."""
@@ -516,7 +381,7 @@ def _surface(feature):
     (ax, ay, ah), (bx, by, bh) = feature[i], feature[j]
     dx, dy = bx - ax, by - ay
     dd = dx * dx + dy * dy
-    k = max(range(len(feature)), key=lambda m: abs(_area(flat[i], flat[j], flat[m])))
+    k = max(range(len(feature)), key=lambda m: abs(planar.area(flat[i], flat[j], flat[m])))
     cx, cy, ch = feature[k]
     det = dx * (cy - ay) - dy * (cx - ax)
     if len(feature) == 2 or abs(det) <= PARALLEL_SIN * dd:
@@ -537,48 +402,7 @@ def _farthest_pair(projected):
     best, pair = -1.0, (0, 0)
     for i in range(len(projected)):
         for j in range(i + 1, len(projected)):
-            d = _dist(projected[i], projected[j])
+            d = planar.dist(projected[i], projected[j])
             if d > best:
                 best, pair = d, (i, j)
     return pair
-
-
-# --- reduction --------------------------------------------------------------------------------
-
-def _reduce(points, depths, max_points, size):
-    """Indices of at most ``max_points`` corners: the deepest, the farthest from it, then the
-    ones adding the most area (a stable choice: small motions keep the same corners)."""
-    k = len(points)
-    if k <= max_points:
-        return list(range(k))
-    first = max(range(k), key=lambda i: (depths[i], -i))
-    chosen = [first]
-    if max_points >= 2:
-        chosen.append(max((i for i in range(k) if i != first),
-                          key=lambda i: _dist(points[i], points[first])))
-    if max_points >= 3:
-        a, b = points[chosen[0]], points[chosen[1]]
-        third = max((i for i in range(k) if i not in chosen),
-                    key=lambda i: abs(_area(a, b, points[i])))
-        chosen.append(third)
-    if max_points >= 4:
-        a, b, c = (points[i] for i in chosen)
-        # The fourth on the far side of the triangle's edges: the one adding the most area.
-        def added(i):
-            p = points[i]
-            return max(-_area(a, b, p) * math.copysign(1.0, _area(a, b, c)),
-                       -_area(b, c, p) * math.copysign(1.0, _area(b, c, a)),
-                       -_area(c, a, p) * math.copysign(1.0, _area(c, a, b)))
-        fourth = max((i for i in range(k) if i not in chosen), key=added)
-        if added(fourth) > 0.0:
-            chosen.append(fourth)
-    for i in range(k):                       # more than four requested: the rest by depth
-        if len(chosen) >= max_points:
-            break
-        if i not in chosen:
-            chosen.append(i)
-    return chosen
-
-
-def _area(a, b, c):
-    return 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))

@@ -88,6 +88,12 @@ INTERSECT_TOLERANCE = 1e-12
 # (mean depth, ellipsoids: 0.4866 at 1e-2, 0.4792 at 1e-1; EPA's minimum 0.4742).
 NORMAL_TOLERANCE = 1e-1
 
+# Given the smaller shape's size (``fine``), the answer's tolerance (DEPTH_TOLERANCE, EPA's
+# RAY_TOLERANCE) applies to that size where it is smaller than C's: translating a 1 mm box by
+# its depth against a 1 km shape leaves them touching to 1e-9 of 1 mm, not of 1 km. But never
+# below this fraction of C's size, where the support values round (a few hundred ulps).
+FINE_FLOOR = 1e-13
+
 # A portal within this fraction of the size of C of its support plane lies on a face of C
 # (rounding level): there is no curvature to polish.
 EXACT_TOLERANCE = 1e-13
@@ -666,6 +672,30 @@ def intersect(a, b) -> bool | None:
     return None
 
 
+def holding_tetrahedron(a, b):
+    """MPR's portal search (seed 001 Alg. 9) for a tetrahedron of C = A − B that holds the
+    origin, for GJK runs that stalled without deciding: ``(True, points on A, points on B)``
+    (the centres, then the portal's support points), ``(False, (), ())`` when a support plane
+    separates the shapes, ``(None, (), ())`` when MPR cannot decide either.
+
+    GJK decides by the direction of v, which on a needle or slab of C far from the origin (a
+    1.2e6 m segment through a 2 km rectangle, nearly in its plane) is only known to ~ε·|w|/|v|:
+    the support points along it are then noise, and GJK stops on a repeated one, 1e-4 from
+    the origin that C holds 1e-3 deep. The portal test compares the origin with one plane of
+    the portal at a time, and decides it."""
+    ca, cb = a.center_xyz(), b.center_xyz()
+    v0 = (ca[0] - cb[0], ca[1] - cb[1], ca[2] - cb[2])
+    if not math.hypot(*v0) > 0.0:
+        return True, [ca], [cb]                       # the origin is the interior point itself
+    res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), clip=True,
+                       tolerance=INTERSECT_TOLERANCE, stop_at_hit=True)
+    if res.hit and len(res.portal) == 3:
+        return True, [ca] + [p[1] for p in res.portal], [cb] + [p[2] for p in res.portal]
+    if not res.hit and res.status in (Status.SEPARATED, Status.CONVERGED):
+        return False, (), ()
+    return None, (), ()
+
+
 class Estimate(NamedTuple):
     """MPR's answer before it becomes a ``Contact``: depth, unit normal (from A toward B), the
     points on A and B (tuples), support calls, status, and ``surface``: the outward normal of
@@ -688,7 +718,8 @@ def penetration(a, b):
     return contact(est)
 
 
-def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Contact:
+def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0,
+            share_a: float = 0.5) -> Contact:
     """The ``Contact`` of an estimate, on the shapes ``core ⊕ sphere(margin)`` when the estimate
     was made on the cores: each margin is added along C's normal at the answer's point, which
     keeps that point on the boundary of C."""
@@ -706,7 +737,7 @@ def contact(est: Estimate, margin_a: float = 0.0, margin_b: float = 0.0) -> Cont
         pa = (pa[0] + margin_a * sx, pa[1] + margin_a * sy, pa[2] + margin_a * sz)
         pb = (pb[0] - margin_b * sx, pb[1] - margin_b * sy, pb[2] - margin_b * sz)
     # Split the rounding residual so that point_a − point_b == depth · normal exactly.
-    pa, pb = split_residual(pa, pb, depth, (nx, ny, nz))
+    pa, pb = split_residual(pa, pb, depth, (nx, ny, nz), share_a)     # (``share_a``: A's part)
     return Contact(float(depth), np.array((nx, ny, nz)), np.array(pa), np.array(pb), 0,
                    est.calls, est.status, "mpr")
 
@@ -742,6 +773,14 @@ def estimate(a, b, size=None):
                 return other
     return Estimate(est.depth, est.normal, est.point_a, est.point_b, calls, est.status,
                     est.surface)
+
+
+def fine_fraction(fraction: float, scale: float, fine: float | None) -> float:
+    """``fraction`` of the size ``fine`` (the smaller shape's) as a fraction of ``scale`` (the
+    size of C), where ``fine`` is the smaller and no less than FINE_FLOOR."""
+    if fine is None or not fine < scale:
+        return fraction
+    return max(fraction * fine / scale, FINE_FLOOR)
 
 
 def _two_passes(a, b, v0, size=None):
@@ -796,18 +835,20 @@ def _two_passes(a, b, v0, size=None):
     # the boundary with that normal; when the new ray crosses it, it is pass 2's first portal
     # (saving the portal discovery), else pass 2 discovers its own.
     origin = (0.0, 0.0, 0.0)
+    scale = first.scale if first is not None else a.extent()[0] + b.extent()[0]
+    depth_tolerance = fine_fraction(DEPTH_TOLERANCE, scale, size)
     if first is not None and len(first.portal) == 3 and crosses(first.portal, normal):
-        if first.status is Status.CONVERGED and first.gap <= DEPTH_TOLERANCE * first.scale:
+        if first.status is Status.CONVERGED and first.gap <= depth_tolerance * first.scale:
             # Pass 1's portal already lies on the boundary (its support plane, along this very
             # normal, is within the tolerance), and the new ray crosses it: pass 2 would end at
             # its first support call with this portal.
             return _nearest_on_portal(first.portal, normal, calls, Status.CONVERGED)
         # Pass 1's last support call was along this portal's normal: pass 2's first step.
         known = first.support[1:] if first.status is Status.CONVERGED and first.support else None
-        second = refine(sa, sb, origin, normal, first.portal, tolerance=DEPTH_TOLERANCE,
+        second = refine(sa, sb, origin, normal, first.portal, tolerance=depth_tolerance,
                         directions=first.directions, secant=curved, edges=edges, known=known)
     else:
-        second = _portal_pass(sa, sb, origin, normal, tolerance=DEPTH_TOLERANCE, secant=curved,
+        second = _portal_pass(sa, sb, origin, normal, tolerance=depth_tolerance, secant=curved,
                               edges=edges)
     calls += second.calls
     if second.status is not Status.CONVERGED and first is not None:
@@ -819,7 +860,7 @@ def _two_passes(a, b, v0, size=None):
                          _plane_offset(first))
         if back > 0.0:
             start = (-back * normal[0], -back * normal[1], -back * normal[2])
-            retry = _portal_pass(sa, sb, start, normal, tolerance=DEPTH_TOLERANCE,
+            retry = _portal_pass(sa, sb, start, normal, tolerance=depth_tolerance,
                                  secant=curved, edges=edges)
             calls += retry.calls
             if retry.status is Status.CONVERGED:

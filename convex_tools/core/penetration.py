@@ -38,7 +38,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import epa, gjk, mpr, validation
-from .geometry import centre_difference, split_residual, support_of_difference
+from .geometry import centre_difference, residual_share, split_residual, support_of_difference
 from .results import Contact, Status
 from .shapes import contact_size
 
@@ -66,12 +66,13 @@ def penetration(a, b, method: str = "epa"):
         if estimate is None:
             return None
         if estimate.status is not Status.FAILED:
-            return mpr.contact(estimate)
+            return mpr.contact(estimate, share_a=_share(a, b))
         # MPR found no boundary point along its estimate: EPA's answer, saying so.
         return _answered_by_epa(penetration(a, b, "epa"), estimate.calls)
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
-            res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
+            res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
+                          size=contact_size(a, b))
             if res.status is Status.SEPARATED:
                 return None
             return _rounded(a, b, "epa", res.support_calls)
@@ -91,10 +92,11 @@ def signed_distance(a, b) -> float:
     b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     if not res.intersecting and not _uncertified(res):
         d = res.distance
-        if d > gjk.touching_tolerance(res.scale, res.reach):
+        if d > res.touching():
             return d - ma - mb
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "epa", 0, shapes=(a, b))
     return -contact.depth if contact is not None and contact.depth > 0.0 else 0.0
@@ -103,7 +105,8 @@ def signed_distance(a, b) -> float:
 # --- pipelines --------------------------------------------------------------------------------
 
 def _sharp(a, b, method="epa"):
-    res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT)
+    res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
+                  size=contact_size(a, b))
     if res.status is Status.SEPARATED:
         return None
     return _from_gjk(a.support_xyz, b.support_xyz, res, 0.0, 0.0, method, 0, shapes=(a, b))
@@ -112,7 +115,8 @@ def _sharp(a, b, method="epa"):
 def _rounded(a, b, method, calls_before):
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, method, calls_before,
                      shapes=(a, b))
 
@@ -126,9 +130,10 @@ def _mpr_rounded(a, b):
     ca, cb = a.core, b.core
     est = mpr.estimate(ca, cb, contact_size(a, b))
     if est is not None and est.status is not Status.FAILED:
-        return mpr.contact(est, ma, mb)
+        return mpr.contact(est, ma, mb, _share(a, b))
     calls = 0 if est is None else est.calls
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE)
+    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                  size=contact_size(a, b))
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
                         shapes=(a, b))
     if est is not None and res.intersecting:
@@ -152,7 +157,7 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     stalled = res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT)
     if not res.intersecting and not _uncertified(res):
         d = res.distance
-        slack = gjk.touching_tolerance(res.scale, res.reach)
+        slack = res.touching()
         touching = d <= slack
         if d > margins + slack:
             return None
@@ -166,9 +171,11 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             n = ((pb[0] - pa[0]) / d, (pb[1] - pa[1]) / d, (pb[2] - pa[2]) / d)
             if d > margins:
                 # Apart by less than the touching tolerance: touching, depth 0, and one point
-                # (midway, within the tolerance of both) so that point_a − point_b == depth ·
-                # normal still holds; the status says it is touching, not an exact contact.
-                t = (ma + 0.5 * (d - margins)) / d
+                # so that point_a − point_b == depth · normal still holds; the status says it
+                # is touching, not an exact contact. The point is on the smaller shape: the
+                # tolerance is relative to the larger, and would put a midway point that far
+                # off a shape 1e6 times smaller.
+                t = (ma if _a_is_smaller(shapes) else d - mb) / d
                 p = tuple(pa[i] + t * (pb[i] - pa[i]) for i in range(3))
                 return _contact(0.0, n, p, p, 0.0, 0.0, res.iterations, calls,
                                 Status.TOUCHING, method)
@@ -176,22 +183,26 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
             # is as uncertain as |v| − lower bound, and the status says so.)
             return _contact(margins - d, n, pa, pb, ma, mb, res.iterations, calls,
                             res.status if stalled else Status.CONVERGED, method)
-        # Cores touching: GJK's last direction is a normal of the contact (−v, from A to B),
-        # if the cores reach no further than the tolerance along it (else v is rounding noise,
-        # and EPA on the cores finds the normal).
-        vx, vy, vz = res.v
-        if d > 0.0:
-            n = (-vx / d, -vy / d, -vz / d)
-            q, _, _ = support_of_difference(sa, sb, *n)
-            calls += 1
-            if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) <= slack:
-                pa, pb = res.closest_points()
-                p = tuple(0.5 * (x + y) for x, y in zip(pa, pb))
-                status = Status.CONVERGED if margins > 0.0 else Status.TOUCHING
-                return _contact(margins, n, p, p, ma, mb, res.iterations, calls, status,
-                                method)
-    out = epa.run(sa, sb, res.points_a, res.points_b,
-                  size=None if shapes is None else contact_size(*shapes))
+    if (touching_cores := _touching_cores(sa, sb, res, ma, mb, method, calls, shapes)):
+        return touching_cores
+    points_a, points_b = res.points_a, res.points_b
+    size = None if shapes is None else contact_size(*shapes)
+    if _uncertified(res) and shapes is not None:
+        # GJK stopped short: its simplex need not hold the origin; MPR's tetrahedron does, if
+        # the cores overlap.
+        held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
+        if held is False:
+            return None
+        if held:
+            points_a, points_b = tet_a, tet_b
+    out = epa.run(sa, sb, points_a, points_b, size=size, scale=res.scale)
+    if out.status is Status.FAILED and res.status is Status.TOUCHING and shapes is not None:
+        # The origin only within the touching tolerance of GJK's simplex, and EPA could not
+        # grow it into a tetrahedron that holds it (two flat discs): from MPR's, if it finds one.
+        held, tet_a, tet_b = mpr.holding_tetrahedron(shapes[0].core, shapes[1].core)
+        if held:
+            calls += out.support_calls
+            out = epa.run(sa, sb, tet_a, tet_b, size=size, scale=res.scale)
     calls += out.support_calls
     iterations = res.iterations + out.iterations
     status = out.status
@@ -226,21 +237,58 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
     return _contact(depth + margins, n, pa, pb, ma, mb, iterations, calls, status, method)
 
 
+def _touching_cores(sa, sb, res, ma, mb, method, calls, shapes):
+    """The contact of cores that touch (GJK apart within its touching tolerance, or TOUCHING:
+    the origin within it of the simplex): GJK's last direction is a normal of the contact (−v,
+    from A to B), if the cores reach no further than the tolerance along it; else None (v is
+    rounding noise, and EPA on the cores finds the normal)."""
+    if res.status is Status.INTERSECTING or (not res.intersecting and _uncertified(res)):
+        return None
+    d = res.distance
+    # (GJK's own TOUCHING is decided at the rounding of C's points, not the smaller shape's
+    # size: the normal is checked at that.)
+    slack = gjk.touching_tolerance(res.scale, res.reach) if res.status is Status.TOUCHING \
+        else res.touching()
+    if not 0.0 < d <= slack:
+        return None
+    vx, vy, vz = res.v
+    n = (-vx / d, -vy / d, -vz / d)
+    q, _, _ = support_of_difference(sa, sb, *n)
+    if abs(n[0] * q[0] + n[1] * q[1] + n[2] * q[2]) > slack:
+        return None
+    pa, pb = res.closest_points()
+    p = pa if _a_is_smaller(shapes) else pb     # (on the smaller shape, as ``_from_gjk``'s)
+    status = Status.CONVERGED if ma + mb > 0.0 else Status.TOUCHING
+    return _contact(ma + mb, n, p, p, ma, mb, res.iterations, calls + 1, status, method)
+
+
+def _share(a, b) -> float:
+    """A's part of a contact's rounding residual (``geometry.residual_share``)."""
+    return residual_share(a.extent()[0], b.extent()[0])
+
+
+def _a_is_smaller(shapes) -> bool:
+    """Whether A is the smaller of ``shapes`` (A, B) by size (``Shape.extent``): a point common
+    to both within a tolerance relative to the larger goes on the smaller, exactly."""
+    return shapes is not None and shapes[0].extent()[0] <= shapes[1].extent()[0]
+
+
 def _uncertified(res) -> bool:
     """Whether a GJK run that did not find the shapes overlapping has not shown them apart
-    either: it stalled (NO_PROGRESS, ITERATION_LIMIT) without ever finding a separating support
-    plane (lower bound <= 0). On a needle of A − B (a segment 1e6 times longer than the shape
-    beside it) GJK could stall ~1e-8 of the length from the origin that C holds, and margins −
-    |v| would be a depth short by that much: EPA on the cores decides instead."""
-    return res.status not in (Status.CONVERGED, Status.REPEATED_SUPPORT) and \
-        res.lower_bound <= 0.0
+    either (``gjk.undecided``). On a needle of A − B (a segment 1e6 times longer than the
+    shape beside it) GJK could stall ~1e-8 of the length from the origin that C holds, and
+    margins − |v| would be a depth short by that much: EPA on the cores decides instead, from
+    MPR's tetrahedron when GJK's simplex does not hold the origin."""
+    return not res.intersecting and gjk.undecided(res)
 
 
 def _exit_along(shapes, n):
     """Where the ray along n from the origin leaves A − B of the full (rounded) shapes:
     (depth, point on A, point on B, support calls), or None if MPR cannot find it."""
     a, b = shapes
-    ray = mpr.ray_pass(a.support_xyz, b.support_xyz, n, epa.RAY_TOLERANCE)
+    tolerance = mpr.fine_fraction(epa.RAY_TOLERANCE, a.extent()[0] + b.extent()[0],
+                                  contact_size(a, b))
+    ray = mpr.ray_pass(a.support_xyz, b.support_xyz, n, tolerance)
     if ray.status is not Status.CONVERGED or len(ray.portal) != 3:
         return None
     crossing = mpr.ray_crossing(ray.portal, n)
@@ -249,7 +297,7 @@ def _exit_along(shapes, n):
     depth, lam = crossing
     pa = [sum(l * v[1][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
     pb = [sum(l * v[2][i] for l, v in zip(lam, ray.portal)) for i in range(3)]
-    pa, pb = split_residual(pa, pb, depth, n)     # pa − pb == depth · n exactly
+    pa, pb = split_residual(pa, pb, depth, n, _share(a, b))    # pa − pb == depth · n exactly
     return max(depth, 0.0), pa, pb, ray.calls
 
 

@@ -82,13 +82,18 @@ def _cast(shape, method, origin, direction, max_t, cache):
     if method == "auto" and plan.exact is not None:
         return closed_form_hit(plan.exact, (sx, sy, sz), (rx, ry, rz), max_t, cache)
 
-    support, margin, center, frame = plan.gjk(shape)
+    support, margin, center, frame, shift = plan.gjk(shape)
     if frame is None:
         ls, lr = (sx, sy, sz), (rx, ry, rz)
     else:
         inv, offset, _ = frame
         ls = apply(inv, (sx - offset[0], sy - offset[1], sz - offset[2]))
         lr = apply(inv, (rx, ry, rz))
+    if shift is not None:
+        # Cast relative to the core's centre (t, the normal and the hit are unchanged).
+        cx, cy, cz = shift
+        ls = (ls[0] - cx, ls[1] - cy, ls[2] - cz)
+        center = (center[0] - cx, center[1] - cy, center[2] - cz)
     axis = None
     if cache is not None and cache.axis is not None:
         axis = cache.axis if frame is None else apply_transpose(frame[2], cache.axis)  # Mᵀ n
@@ -118,6 +123,12 @@ def _cast(shape, method, origin, direction, max_t, cache):
                   point=np.array((sx + lam * rx, sy + lam * ry, sz + lam * rz)),
                   normal=np.array(world_normal if lam > 0.0 else (0.0, 0.0, 0.0)),
                   iterations=cast.iterations, support_calls=calls, status=status)
+
+
+# The GJK cast runs relative to the core's centre when the core's points lie farther than this
+# many times its size from its frame's origin (below, the shift would only add a call per
+# support; beyond, coordinates larger than the shape round the cast's simplex).
+RECENTRE_REACH = 4.0
 
 
 # --- local frames ----------------------------------------------------------------------------
@@ -172,7 +183,16 @@ class _Plan:
         else:
             core, margin, inverse = inner.core, inner.margin, self._inverse
         frame = None if linear is None else (inverse, self._offset, linear)
-        plan = (core.support_xyz, margin, core.center_xyz(), frame)
+        centre = core.center_xyz()
+        size, reach = core.extent()
+        if reach > RECENTRE_REACH * size:
+            # A core far from its frame's origin relative to its size (a flat hull 1e8 of its
+            # size away): the cast's simplex would round at the size of those coordinates, and
+            # a ray crossing the thin shape at 70° missed. Relative to its centre it rounds at
+            # its own size.
+            plan = (_shifted(core.support_xyz, centre), margin, centre, frame, centre)
+        else:
+            plan = (core.support_xyz, margin, centre, frame, None)
         if self._inner is not None:
             self._gjk = plan
         return plan
@@ -192,6 +212,16 @@ def _plan(shape):
         plan = _Plan(shape)
         _plans[shape] = plan
     return plan
+
+
+def _shifted(support, centre):
+    """``support`` relative to ``centre``."""
+    cx, cy, cz = centre
+
+    def shifted(x, y, z):
+        p = support(x, y, z)
+        return (p[0] - cx, p[1] - cy, p[2] - cz)
+    return shifted
 
 
 def _scaled(linear, radii):
@@ -223,6 +253,10 @@ class _Origin:
     @staticmethod
     def center_xyz():
         return (0.0, 0.0, 0.0)
+
+    @staticmethod
+    def extent():
+        return (0.0, 0.0)
 
 
 _ORIGIN = _Origin()

@@ -27,6 +27,27 @@ class Status(enum.Enum):
     FAILED = "failed"                      # no trustworthy answer (never silently wrong)
 
 
+class Code(enum.IntEnum):
+    """The batched engines' stops (``batch``, ``batch_epa``), as small integers in their state
+    arrays: a pair still RUNNING, one of the ``Status`` values it ends with (``STATUS_OF``),
+    CLEAR (``batch.screen``: certified at least its required clearance apart, its distance not
+    measured), or FALLBACK (no answer: the caller asks the single query)."""
+
+    RUNNING = 0
+    CONVERGED = 1
+    REPEATED = 2
+    INTERSECTING = 3
+    TOUCHING = 4
+    CLEAR = 5
+    FALLBACK = 6
+
+
+# The ``Status`` each batched stop reports (RUNNING and FALLBACK report none).
+STATUS_OF = {Code.CONVERGED: Status.CONVERGED, Code.REPEATED: Status.REPEATED_SUPPORT,
+             Code.INTERSECTING: Status.INTERSECTING, Code.TOUCHING: Status.TOUCHING,
+             Code.CLEAR: Status.SEPARATED}
+
+
 @dataclass(slots=True)
 class DistanceResult:
     """Closest points of two convex shapes.
@@ -38,8 +59,9 @@ class DistanceResult:
     ``part_a``/``part_b``: on a ``Compound`` or ``TriangleMesh``, the index of the part (of A, of
     B) that realised the result; None on a convex shape.
 
-    ``method``: "batch" when the batched engine (``batch``) answered, "single" when it handed
-    the pair to the single query; empty from a single query called directly.
+    ``engine``: "batch" when the batched engine (``batch``) answered, "single" when it handed
+    the pair to the single query; empty from a single query called directly. (``method`` is
+    its former name, kept as an alias: ``Contact.method`` names the depth method instead.)
     """
 
     distance: float
@@ -51,7 +73,16 @@ class DistanceResult:
     status: Status = Status.CONVERGED
     part_a: int | None = None
     part_b: int | None = None
-    method: str = ""
+    engine: str = ""
+
+    @property
+    def method(self) -> str:
+        """``engine`` (its former name)."""
+        return self.engine
+
+    @method.setter
+    def method(self, value: str) -> None:
+        self.engine = value
 
     @property
     def normal(self) -> np.ndarray:

@@ -121,6 +121,20 @@ class Shape:
                 pass
         return extent
 
+    def __reduce_ex__(self, protocol):
+        # Pickled as the constructor's arguments (spawn-based multiprocessing sends shapes so):
+        # the slots hold closures (``Transformed``'s support mapping, a hull's tables) and the
+        # immutability guard refuses their being set one by one. A user's subclass that does
+        # not say its arguments pickles as Python would otherwise.
+        args = self._init_args()
+        if args is None:
+            return super().__reduce_ex__(protocol)
+        return (type(self), args)
+
+    def _init_args(self):
+        """The arguments that rebuild this shape (``type(self)(*args)``), None if unknown."""
+        return None
+
     def __setattr__(self, name, value):
         # Shapes are immutable: queries cache results keyed on them and composites share them.
         if hasattr(self, "_frozen"):
@@ -167,6 +181,9 @@ class Point(Shape):
     def aabb(self):
         return np.zeros(3), np.zeros(3)
 
+    def _init_args(self):
+        return ()
+
 
 class Segment(Shape):
     """The segment from (0, 0, -h) to (0, 0, +h)."""
@@ -187,6 +204,9 @@ class Segment(Shape):
 
     def support_xyz(self, x, y, z):
         return (0.0, 0.0, _copysign(self._h, z))
+
+    def _init_args(self):
+        return (self._h,)
 
     def _params_repr(self):
         return f"{self._h!r}"
@@ -234,6 +254,9 @@ class Sphere(Shape):
                     b10 * px + b11 * py + b12 * pz + c1,
                     b20 * px + b21 * py + b22 * pz + c2)
         return support
+
+    def _init_args(self):
+        return (self._r,)
 
     def _params_repr(self):
         return f"{self._r!r}"
@@ -283,6 +306,9 @@ class Ellipsoid(Shape):
                     b20 * px + b21 * py + b22 * pz + c2)
         return support
 
+    def _init_args(self):
+        return (self._radii,)
+
     def _params_repr(self):
         return f"{self._radii!r}"
 
@@ -325,6 +351,9 @@ class Box(Shape):
                     b20 * px + b21 * py + b22 * pz + c2)
         return support
 
+    def _init_args(self):
+        return (self._he,)
+
     def _params_repr(self):
         return f"{self._he!r}"
 
@@ -349,6 +378,9 @@ class Rectangle(Shape):
     def support_xyz(self, x, y, z):
         hx, hy = self._he
         return (_copysign(hx, x), _copysign(hy, y), 0.0)
+
+    def _init_args(self):
+        return (self._he,)
 
     def _params_repr(self):
         return f"{self._he!r}"
@@ -376,6 +408,9 @@ class Disc(Shape):
             return (0.0, 0.0, 0.0)
         s = self._r / s
         return (x * s, y * s, 0.0)
+
+    def _init_args(self):
+        return (self._r,)
 
     def _params_repr(self):
         return f"{self._r!r}"
@@ -408,6 +443,9 @@ class Capsule(Shape):
         ux, uy, uz = _unit_or_up(x, y, z)
         r = self._r
         return (ux * r, uy * r, uz * r + _copysign(self._h, z))
+
+    def _init_args(self):
+        return (self._r, self._h)
 
     def _params_repr(self):
         return f"{self._r!r}, {self._h!r}"
@@ -458,6 +496,9 @@ class Cylinder(Shape):
                     b10 * px + b11 * py + b12 * pz + c1,
                     b20 * px + b21 * py + b22 * pz + c2)
         return support
+
+    def _init_args(self):
+        return (self._r, self._h)
 
     def _params_repr(self):
         return f"{self._r!r}, {self._h!r}"
@@ -526,6 +567,9 @@ class Cone(Shape):
                     b20 * px + b21 * py + zz + c2)
         return support
 
+    def _init_args(self):
+        return (self._r, self._h)
+
     def _params_repr(self):
         return f"{self._r!r}, {self._h!r}"
 
@@ -575,6 +619,9 @@ class RoundBox(Shape):
                     b20 * px + b21 * py + b22 * pz + c2)
         return support
 
+    def _init_args(self):
+        return (self._he, self._r)
+
     def _params_repr(self):
         return f"{self._he!r}, {self._r!r}"
 
@@ -620,6 +667,9 @@ class MinkowskiSum(Shape):
         bx, by, bz = self._b.center_xyz()
         return (ax + bx, ay + by, az + bz)
 
+    def _init_args(self):
+        return (self._a, self._b)
+
     def _params_repr(self):
         return f"{self._a!r}, {self._b!r}"
 
@@ -627,9 +677,11 @@ class MinkowskiSum(Shape):
 def contact_size(a: Shape, b: Shape) -> float | None:
     """The size that contact points are made exact relative to: the smaller of the two shapes'
     sizes (``Shape.extent``), a zero size (a point's) not counting; None if both are zero."""
-    size_a, size_b = a.extent()[0], b.extent()[0]
+    # (Every query asks: the extents primitives keep are read without the method call.)
+    size_a = (getattr(a, "_extent", None) or a.extent())[0]
+    size_b = (getattr(b, "_extent", None) or b.extent())[0]
     if size_a > 0.0 and size_b > 0.0:
-        return min(size_a, size_b)
+        return size_a if size_a < size_b else size_b
     return max(size_a, size_b) or None
 
 
@@ -711,6 +763,9 @@ class ConvexHullOf(Shape):
         ax, ay, az = self._a.center_xyz()
         bx, by, bz = self._b.center_xyz()
         return (0.5 * (ax + bx), 0.5 * (ay + by), 0.5 * (az + bz))
+
+    def _init_args(self):
+        return (self._a, self._b)
 
     def _params_repr(self):
         return f"{self._a!r}, {self._b!r}"
@@ -800,6 +855,9 @@ class Transformed(Shape):
         return (b00 * px + b01 * py + b02 * pz + c0,
                 b10 * px + b11 * py + b12 * pz + c1,
                 b20 * px + b21 * py + b22 * pz + c2)
+
+    def _init_args(self):
+        return (self._shape, self._matrix)
 
     def _params_repr(self):
         return f"{self._shape!r}, matrix={self._matrix.tolist()!r}"
@@ -930,6 +988,9 @@ class Custom(Shape):
 
     def center_xyz(self):
         return self._center
+
+    def _init_args(self):
+        return (self._user,)
 
     def _params_repr(self):
         return f"{self._user!r}"

@@ -28,6 +28,10 @@ from .predicates import UNDECIDED, orient_float
 # A triangle counts as flat when sin(angle between its edges) is below this: then its area is
 # dominated by rounding, and its edges give the closest point to within ~1e-9 of the edge length.
 FLAT_TRIANGLE_SIN2 = 1e-18
+# A triangle whose angle at its first point has a sine below sqrt(this) (0.06°) is a sliver:
+# Cramer's rule from that point would lose ~ε·|p|/sin of the answer, and it is solved across
+# its longest edge instead (``_across_long_edge``).
+SLIVER_SIN2 = 1e-6
 # A tetrahedron counts as flat when |volume| is below this fraction of the product of its edge
 # lengths (the volume of the box they span): its faces then carry the answer.
 FLAT_TETRAHEDRON_RATIO = 1e-12
@@ -129,6 +133,8 @@ _ALL_EDGES = ((0, 1), (1, 2), (0, 2))
 
 
 def _triangle(p0, p1, p2):
+    """The triangle's point nearest the origin, by Cramer's rule on its two edges from p0, or
+    across its longest edge where the angle at p0 is a sliver's (``_across_long_edge``)."""
     ax, ay, az = p0
     e1x, e1y, e1z = p1[0] - ax, p1[1] - ay, p1[2] - az
     e2x, e2y, e2z = p2[0] - ax, p2[1] - ay, p2[2] - az
@@ -137,11 +143,12 @@ def _triangle(p0, p1, p2):
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
     nn = nx * nx + ny * ny + nz * nz
-    if nn <= FLAT_TRIANGLE_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
-            (e2x * e2x + e2y * e2y + e2z * e2z):
-        return _best_edge(p0, p1, p2, _ALL_EDGES)
-    # Barycentrics of the origin's projection q onto the plane, with q - p0 = l1 e1 + l2 e2:
-    # l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal part of -p0 drops out).
+    if not (nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) *
+            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0):
+        return _across_long_edge(p0, p1, p2)
+    # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
+    # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
+    # part of -p0 drops out).
     cx = ay * e2z - az * e2y  # p0 × e2
     cy = az * e2x - ax * e2z
     cz = ax * e2y - ay * e2x
@@ -154,8 +161,71 @@ def _triangle(p0, p1, p2):
     if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
         return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y, az + l1 * e1z + l2 * e2z),
                 [l0, l1, l2])
-    # The origin projects outside: the answer is on an edge opposite a negative coordinate.
-    # One negative coordinate (the common case) names a single edge; two name a vertex's two edges.
+    return _outside(p0, p1, p2, l0, l1, l2)
+
+
+def _across_long_edge(p0, p1, p2):
+    """``_triangle`` for a sliver: the origin's projection on the triangle's plane as the point q
+    of the longest edge's line nearest the origin, moved across that line along the triangle's
+    height h (from the line to the opposite vertex).
+
+    Why: Cramer's rule on two edges from a vertex (the textbook form) has weights off by
+    ~ε·|p|/sin(angle there), and on a sliver or needle of A − B far from the origin (an 883 km
+    segment beside a 2 m hull: edges 1e6 long, a height of 2, or 1e-3 when the segment lies
+    nearly in a rectangle's plane) that tilts the plane by ~ε·|p|/height and puts v that many
+    times |p| off, 1e-4 to 0.1 where the distance is 0.04: GJK stalls there. Here q is within
+    ε·|p| of exact and short (the origin is near the triangle), and a tilt of h only moves v by
+    |q| times it."""
+    # (c, a, b): the triangle turned so that a b is its longest edge.
+    ax, ay, az = p1
+    bx, by, bz = p2
+    cx, cy, cz = p0
+    ux, uy, uz = bx - ax, by - ay, bz - az
+    ex, ey, ez = cx - ax, cy - ay, cz - az
+    uu = ux * ux + uy * uy + uz * uz
+    ee = ex * ex + ey * ey + ez * ez
+    fx, fy, fz = cx - bx, cy - by, cz - bz
+    ff = fx * fx + fy * fy + fz * fz
+    if uu >= ee and uu >= ff:
+        turn = 0
+    else:
+        if ff >= ee:        # p0 p2 longest: (c, a, b) = (p1, p2, p0)
+            turn, uu = 1, ff
+            ax, ay, az, bx, by, bz, cx, cy, cz = bx, by, bz, cx, cy, cz, ax, ay, az
+        else:               # p0 p1 longest: (c, a, b) = (p2, p0, p1)
+            turn, uu = 2, ee
+            ax, ay, az, bx, by, bz, cx, cy, cz = cx, cy, cz, ax, ay, az, bx, by, bz
+        ux, uy, uz = bx - ax, by - ay, bz - az
+        ex, ey, ez = cx - ax, cy - ay, cz - az
+        ee = ex * ex + ey * ey + ez * ez
+    if uu == 0.0:
+        return _best_edge(p0, p1, p2, _ALL_EDGES)
+    s = -(ax * ux + ay * uy + az * uz) / uu        # q = a + s u, nearest the origin on the line
+    qx, qy, qz = ax + s * ux, ay + s * uy, az + s * uz
+    g = (ex * ux + ey * uy + ez * uz) / uu         # h = (c − a) − g u, across the line
+    hx, hy, hz = ex - g * ux, ey - g * uy, ez - g * uz
+    hh = hx * hx + hy * hy + hz * hz
+    if hh <= FLAT_TRIANGLE_SIN2 * ee:
+        return _best_edge(p0, p1, p2, _ALL_EDGES)
+    # v = q + lc h = a + lb (b − a) + lc (c − a), with lb = s − lc g.
+    lc = -(qx * hx + qy * hy + qz * hz) / hh
+    lb = s - lc * g
+    la = 1.0 - lc - lb
+    if turn == 0:
+        l0, l1, l2 = lc, la, lb
+    elif turn == 1:
+        l0, l1, l2 = lb, lc, la
+    else:
+        l0, l1, l2 = la, lb, lc
+    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
+        return (qx + lc * hx, qy + lc * hy, qz + lc * hz), [l0, l1, l2]
+    return _outside(p0, p1, p2, l0, l1, l2)
+
+
+def _outside(p0, p1, p2, l0, l1, l2):
+    """The origin projects outside (coordinates l0, l1, l2): the answer is on an edge opposite
+    a negative coordinate. One negative coordinate (the common case) names a single edge; two
+    name a vertex's two edges."""
     if l0 < 0.0:
         if l1 >= 0.0 and l2 >= 0.0:
             v, (w1, w2) = _segment(p1, p2)

@@ -76,6 +76,9 @@ class Triangle(Shape):
         object.__setattr__(t, "_frozen", True)
         return t
 
+    def _init_args(self):
+        return (self._a, self._b, self._c)
+
     def support_xyz(self, x, y, z):
         a, b, c = self._a, self._b, self._c
         da = a[0] * x + a[1] * y + a[2] * z
@@ -200,11 +203,6 @@ class TriangleMesh(ConcaveShape):
         """(T, 3) bool: edge k of triangle i (from its corner k to corner k+1) is active."""
         return self._active
 
-    @property
-    def active_vertices(self) -> np.ndarray:
-        """(V,) bool: an active edge ends at the vertex."""
-        return self._active_vertices
-
     def has_active_feature(self, i: int) -> bool:
         """Whether triangle ``i`` has an active edge or vertex (else every contact with it is
         out of its face)."""
@@ -269,8 +267,24 @@ class TriangleMesh(ConcaveShape):
         object.__setattr__(mesh, "_dropped", self._dropped + mesh._dropped)
         return mesh
 
+    def _init_args(self):
+        return (self._vertices, self._triangles)
+
+    def __reduce__(self):
+        # Rebuilt from the triangles kept, still reporting the rows of the triangles given.
+        return (_restored_mesh, (self._vertices, self._triangles, self._source, self._dropped))
+
     def __repr__(self) -> str:
         return f"TriangleMesh(<{len(self._vertices)} vertices, {len(self._triangles)} triangles>)"
+
+
+def _restored_mesh(vertices, triangles, source, dropped) -> TriangleMesh:
+    """A pickled ``TriangleMesh``: its kept triangles, their rows in the input, the count left
+    out."""
+    mesh = TriangleMesh(vertices, triangles)
+    object.__setattr__(mesh, "_source", np.asarray(source))
+    object.__setattr__(mesh, "_dropped", int(dropped))
+    return mesh
 
 
 def _vertices(value) -> np.ndarray:
