@@ -761,8 +761,15 @@ def _on_depsgraph_update(scene, depsgraph):
 
 @persistent
 def _on_undo(*_args):
-    # Undo brings back another state of every object: start over from a full check.
-    if _live is not None:
+    # Undo brings back another state of every object: start over from a full check, or stop
+    # (or start) as the Live setting it brings back says.
+    scene = bpy.context.scene
+    settings = getattr(scene, "convex_tools", None) if scene is not None else None
+    if settings is None or not settings.live_check:
+        stop()
+    elif _live is None or _live.scene_name != scene.name:
+        start(scene)
+    else:
         _live.restart()
         _schedule()
 

@@ -775,7 +775,7 @@ class OBJECT_OT_convex_live_check(bpy.types.Operator):
 
     bl_idname = "object.convex_live_check"
     bl_label = "Live Level Check"
-    bl_options = {'REGISTER'}
+    bl_options = {'REGISTER', 'UNDO'}   # the scene's Live setting
 
     @classmethod
     def poll(cls, context):

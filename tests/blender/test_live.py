@@ -388,3 +388,16 @@ def test_a_file_saved_with_live_on_opens_with_it_on(live_room, tmp_path):
     bpy.ops.wm.open_mainfile(filepath=path)
     assert live.current() is not None
     assert_same_findings(api.live_findings(), found)
+
+
+def test_undoing_the_toggle_stops_the_live_check(addon):
+    storeroom()
+    bpy.ops.ed.undo_push(message="off")
+    assert bpy.ops.object.convex_live_check('EXEC_DEFAULT', True) == {'FINISHED'}
+    assert live.current() is not None
+    bpy.ops.ed.undo()
+    assert not bpy.context.scene.convex_tools.live_check and live.current() is None
+    bpy.ops.ed.redo()
+    assert bpy.context.scene.convex_tools.live_check and live.current() is not None
+    assert_same_findings(api.live_findings(), full_check())
+    bpy.context.scene.convex_tools.live_check = False
