@@ -36,6 +36,7 @@ def classes() -> tuple:
         operators.OBJECT_OT_convex_select_offending,
         operators.OBJECT_OT_convex_clear_level,
         operators.OBJECT_OT_convex_export_level_report,
+        operators.OBJECT_OT_convex_live_check,
         fixes.OBJECT_OT_convex_resolve,
         fixes.OBJECT_OT_convex_drop_to_support,
         *traversal_check.CLASSES,
@@ -50,9 +51,10 @@ def classes() -> tuple:
 
 def _hooked_modules() -> tuple:
     """Modules with ``attach()`` / ``detach()`` for what is not a class, in attaching order."""
-    from . import cli, level_check, overlay, properties, proxies, traversal_check, ui, watch
+    from . import (cli, level_check, live, overlay, properties, proxies, traversal_check, ui,
+                   watch)
 
-    return (properties, proxies, overlay, watch, level_check, traversal_check, ui, cli)
+    return (properties, proxies, overlay, watch, level_check, live, traversal_check, ui, cli)
 
 
 def register():

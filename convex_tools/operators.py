@@ -1,9 +1,17 @@
 """Operators: one per query, each drawing its result and reporting it in one line; the Level
 Check and what acts on its findings.
 
-The queries are read-only (no UNDO: they change no scene data besides the stored result text),
-reachable from F3 search and from View3D › Object › Convex Tools. Wrong selections give a
-one-line error report, never a traceback.
+Every operator behaves like Blender's own: its ``poll`` says, in the tooltip of its greyed-out
+button (``poll_message_set``), what to select or which mode to leave; its settings are operator
+properties shown in Adjust Last Operation (the redo panel), which default to the Sidebar's
+settings; and it reports one line. Reachable from F3 search and from View3D › Object › Convex
+Tools.
+
+The queries change no data besides the stored result text: Distance, Contact Manifold and Show
+Convex Shapes add nothing to the undo history. Penetration, Ray Cast and Sweep have settings to
+adjust after the fact, which Blender allows only for operators that push an undo step (see
+``REDO_OPTIONS``). Scripts read the last query's full-precision result with
+``api.last_result()``.
 
 "Check Level" (``object.convex_check_level``) checks the selection, a collection or the whole
 scene (Sidebar > Convex > Level Check). In the viewport it runs as a modal operator: the work
@@ -22,52 +30,161 @@ import re
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty, IntProperty, StringProperty
+from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty,
+                       IntProperty, StringProperty)
 
 from . import core, files, level_check, overlay, result_drawings
 from .objects import ConversionError, GEOMETRY_TYPES, describe, shape_from_object
+from .properties import PENETRATION_METHODS, RAY_AXES, SWEEP_MOTIONS
 from .proxies import ProxyIndex, options_for
 
+# Adjust Last Operation (the redo panel) offers only operators that are registered *and* push an
+# undo step: Blender picks the operator to redo with WM_operator_last_redo, which skips those
+# without OPTYPE_UNDO (source/blender/windowmanager/intern/wm_operators.cc), and a redo first
+# undoes the operator's own step (ED_undo_operator_repeat). The API documents the flag as "Push
+# an undo event (needed for operator redo)" (docs.blender.org/api/current/
+# bpy_types_enum_items/operator_type_flag_items.html). So the queries with settings take UNDO,
+# though they change nothing but the stored result text; the others stay out of the history.
+REDO_OPTIONS = {'REGISTER', 'UNDO'}
+
 # The last query's core result, exactly as the core returned it (the panel shows it rounded):
-# {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...), "result": DistanceResult | Contact | ...}.
-# Scripts and tests read it to use the full-precision numbers behind the one-line report.
+# {"query": "distance" | "penetration" | "contact" | "ray_cast" | "sweep", "objects": (names...),
+#  "result": DistanceResult | Contact | ..., "settings": {what the query used}}.
+# Scripts read it through ``api.last_result()``.
 last_query: dict = {}
 
 
-def _remember(query, objects, result):
+def _remember(query, objects, result, **settings):
     last_query.clear()
-    last_query.update(query=query, objects=tuple(o.name for o in objects), result=result)
+    last_query.update(query=query, objects=tuple(o.name for o in objects), result=result,
+                      settings=settings)
+
+
+# --- What each operator needs: the sentences of its greyed-out button -------------------------
+
+def mode_problem(context, purpose: str) -> str | None:
+    """Why ``purpose`` cannot be done in the current mode, or None in Object Mode.
+
+    The operators measure and select whole objects; in Edit Mode the mesh being edited is not
+    yet the object's mesh, so they wait until one leaves it."""
+    mode = context.mode
+    if mode == 'OBJECT':
+        return None
+    if mode.startswith('EDIT'):
+        return f"Leave Edit Mode (Tab) to {purpose}"
+    item = bpy.types.Context.bl_rna.properties["mode"].enum_items.get(mode)
+    return f"Switch from {item.name if item else mode} Mode to Object Mode to {purpose}"
+
+
+def selected_geometry(context, enough=None):
+    """(the selected mesh-like objects, the other selected objects), in selection order;
+    with ``enough``, the walk stops at ``enough`` mesh-like objects (a poll runs on every
+    redraw: with a whole level selected it looks at a few objects, not all)."""
+    geometry, others = [], []
+    for obj in getattr(context, "selected_objects", None) or ():
+        (geometry if obj.type in GEOMETRY_TYPES else others).append(obj)
+        if enough is not None and len(geometry) >= enough:
+            break
+    return geometry, others
+
+
+# How many names of selected non-geometry objects a message lists before "…".
+NAMED_OTHERS = 2
+# Mesh-like objects a poll counts before it says "more than" (see ``selected_geometry``).
+COUNTED = 100
+
+
+def _count_text(geometry, others) -> str:
+    """"(1 selected; Empty has no geometry)": what the selection holds, for a message."""
+    text = f"{len(geometry)} selected" if geometry else "none selected"
+    if len(geometry) >= COUNTED:
+        text = f"{COUNTED - 1}+ selected"
+    if others:
+        names = ", ".join(o.name for o in others[:NAMED_OTHERS])
+        names += ", …" if len(others) > NAMED_OTHERS else ""
+        text += f"; {names} {'has' if len(others) == 1 else 'have'} no geometry"
+    return f"({text})"
+
+
+def pair_problem(context) -> str | None:
+    """Why the selection is not a pair of mesh-like objects, or None."""
+    geometry, others = selected_geometry(context, COUNTED)
+    if len(geometry) == 2:
+        return None
+    return f"Select exactly two mesh-like objects {_count_text(geometry, others)}"
+
+
+def some_problem(context) -> str | None:
+    """Why the selection holds no mesh-like object, or None."""
+    geometry, others = selected_geometry(context, 1)
+    if geometry:
+        return None
+    return f"Select at least one mesh-like object {_count_text(geometry, others)}"
+
+
+def mover_problem(context) -> str | None:
+    """Why the selection is not an active object to move and others to hit, or None."""
+    geometry, others = selected_geometry(context, 2)
+    if len(geometry) < 2:
+        return ("Select the objects to sweep against, then the one to move (two or more "
+                f"mesh-like objects) {_count_text(geometry, others)}")
+    active = context.active_object
+    if active is None or active.type not in GEOMETRY_TYPES or (
+            active not in geometry and active not in context.selected_objects):
+        return "Make the object to move the active one (Shift-click it)"
+    return None
+
+
+def passes(operator_class, problem: str | None) -> bool:
+    """A poll's answer: True without a problem; else False, with the problem as the message of
+    the greyed-out button."""
+    if problem:
+        operator_class.poll_message_set(problem)
+        return False
+    return True
 
 
 class _Query:
-    """Shared plumbing: selection checks, conversion errors as reports, storing the result."""
+    """Shared plumbing: the poll on mode and selection, the settings that default to the
+    Sidebar's, conversion errors as reports, storing the result."""
 
     bl_options = {'REGISTER'}
     overlay_key = ""
+    selection_problem = staticmethod(pair_problem)   # what the selection must be
+    # Operator property → the Sidebar setting (Scene.convex_tools) it takes unless given.
+    scene_defaults: dict = {}
+    # Operator property → (another property, the value for which it applies); greyed otherwise.
+    applies_only: dict = {}
     _proxies = None      # the file's ProxyIndex, made on the first shape of a run
 
     @classmethod
     def poll(cls, context):
-        return context.mode == 'OBJECT'
+        return passes(cls, mode_problem(context, "measure objects")
+                      or cls.selection_problem(context))
 
-    def geometry_objects(self, context, minimum):
-        selected = [o for o in context.selected_objects if o.type in GEOMETRY_TYPES]
-        if len(selected) < minimum:
-            noun = "object" if minimum == 1 else "objects"
-            self.report({'ERROR'}, f"Select at least {minimum} mesh-like {noun} "
-                                   f"({len(selected)} selected)")
-            return None
-        return selected
+    def draw(self, context):
+        """Adjust Last Operation: the settings, each greyed out where it does not apply."""
+        layout = self.layout
+        layout.use_property_split = True
+        for prop in self.scene_defaults:
+            row = layout.row()
+            if prop in self.applies_only:
+                other, value = self.applies_only[prop]
+                row.active = getattr(self, other) == value
+            row.prop(self, prop)
+
+    def take_scene_defaults(self, context):
+        """Fill each setting the caller did not give from the Sidebar. Once filled it counts as
+        given, so Adjust Last Operation shows the value used and a redo keeps what is set there;
+        the properties are SKIP_SAVE, so the next run starts from the Sidebar again."""
+        settings = context.scene.convex_tools
+        for prop, setting in self.scene_defaults.items():
+            if not self.properties.is_property_set(prop):
+                setattr(self, prop, getattr(settings, setting))
 
     def pair(self, context):
         """(A, B): the selected object that is not active, then the active one."""
-        selected = self.geometry_objects(context, 2)
-        if selected is None:
-            return None
-        if len(selected) != 2:
-            self.report({'ERROR'}, f"Select exactly two mesh-like objects ({len(selected)} "
-                                   "selected)")
-            return None
+        selected = selected_geometry(context)[0]
         active = context.active_object if context.active_object in selected else selected[1]
         other = selected[0] if selected[0] is not active else selected[1]
         return other, active
@@ -75,8 +192,6 @@ class _Query:
     def pair_shapes(self, context):
         """((A, B), (shape A, shape B)) for a two-object query, or None after reporting why."""
         pair = self.pair(context)
-        if pair is None:
-            return None
         shapes = tuple(self.shape(o) for o in pair)
         return None if None in shapes else (pair, shapes)
 
@@ -151,32 +266,30 @@ class OBJECT_OT_convex_penetration(_Query, bpy.types.Operator):
 
     bl_idname = "object.convex_penetration"
     bl_label = "Convex Penetration"
+    bl_options = REDO_OPTIONS
     overlay_key = "query"
+    scene_defaults = {"method": "penetration_method"}
 
-    method: EnumProperty(name="Method", default='SCENE', items=[
-        ('SCENE', "Panel Setting", "Use the method chosen in the Convex panel"),
-        ('EPA', "EPA", "Expanding Polytope Algorithm (exact)"),
-        ('MPR', "MPR", "Minkowski Portal Refinement depth heuristic (fast estimate)"),
-        ('HYBRID', "Hybrid", "Margin GJK, EPA only when the cores overlap")])
+    method: EnumProperty(name="Method", items=PENETRATION_METHODS, options={'SKIP_SAVE'},
+                         description="How the depth is measured (default: the Sidebar's)")
 
     def execute(self, context):
+        self.take_scene_defaults(context)
         found = self.pair_shapes(context)
         if found is None:
             return {'CANCELLED'}
         pair, (a, b) = found
-        method = context.scene.convex_tools.penetration_method if self.method == 'SCENE' \
-            else self.method
         try:
-            contact = core.penetration(a, b, method.lower())
+            contact = core.penetration(a, b, self.method.lower())
         except ValueError as problem:   # e.g. two triangle meshes: neither has an inside
             self.report({'ERROR'}, str(problem))
             return {'CANCELLED'}
-        _remember("penetration", pair, contact)
+        _remember("penetration", pair, contact, method=self.method)
         if contact is None:
             overlay.clear(self.overlay_key)
             return self.finish(context, f"{pair[0].name} and {pair[1].name} do not overlap")
         names = _names(pair, (a, b), contact)
-        text = f"Penetration {names[0]} – {names[1]}: depth {contact.depth:.6g} ({method})"
+        text = f"Penetration {names[0]} – {names[1]}: depth {contact.depth:.6g} ({self.method})"
         return self.finish(context, text, _with_parts(
             result_drawings.penetration_drawing(contact), (a, b), contact))
 
@@ -220,45 +333,70 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
 
     bl_idname = "object.convex_ray_cast"
     bl_label = "Convex Ray Cast"
+    bl_options = REDO_OPTIONS
     overlay_key = "query"
+    selection_problem = staticmethod(some_problem)
+    scene_defaults = {"axis": "ray_axis", "direction": "ray_direction",
+                      "max_distance": "ray_max_distance"}
+    applies_only = {"direction": ("axis", 'DIRECTION')}
 
-    axis: EnumProperty(name="Direction", default='SCENE', items=[
-        ('SCENE', "Panel Setting", "Use the direction chosen in the Convex panel"),
-        ('VIEW', "View", "Along the view direction"),
-        ('X', "X", ""), ('Y', "Y", ""), ('Z', "Z", ""),
-        ('NEG_X', "-X", ""), ('NEG_Y', "-Y", ""), ('NEG_Z', "-Z", "")])
+    axis: EnumProperty(name="Direction", items=RAY_AXES, options={'SKIP_SAVE'},
+                       description="Where the ray goes from the 3D cursor (default: the "
+                                   "Sidebar's)")
+    direction: FloatVectorProperty(name="Ray Direction", size=3, subtype='DIRECTION',
+                                   options={'SKIP_SAVE'},
+                                   description="The ray's direction when Direction is "
+                                               "'Direction' (any length)")
+    max_distance: FloatProperty(name="Max Distance", unit='LENGTH', min=0.0, soft_max=1000.0,
+                                options={'SKIP_SAVE'},
+                                description="How far from the 3D cursor to look; 0: without "
+                                            "limit")
 
-    def execute(self, context):
-        selected = self.geometry_objects(context, 1)
-        if selected is None:
-            return {'CANCELLED'}
-        axis = context.scene.convex_tools.ray_axis if self.axis == 'SCENE' else self.axis
-        if axis == 'VIEW':
+    def ray_direction(self, context):
+        """The unit direction of the ray, or None after reporting why there is none."""
+        if self.axis == 'VIEW':
             rv3d = getattr(context, "region_data", None)
             if rv3d is None:
                 self.report({'ERROR'}, "No 3D view to take the direction from: choose an axis")
-                return {'CANCELLED'}
+                return None
             # The view looks down its -Z; row 2 of the view matrix is that axis in world space
             # (read in float64: mathutils' own products are float32).
             direction = -np.array(rv3d.view_matrix, dtype=float)[2, :3]
-            direction /= np.linalg.norm(direction)
+        elif self.axis == 'DIRECTION':
+            direction = np.array(self.direction, dtype=float)
+            if not np.any(direction):
+                self.report({'ERROR'}, "The ray direction is zero: give it a length")
+                return None
         else:
-            direction = np.array(_AXES[axis], dtype=float)
+            return np.array(_AXES[self.axis], dtype=float)
+        # Unit length, so that the hit's t is the distance from the cursor.
+        return direction / np.linalg.norm(direction)
+
+    def execute(self, context):
+        self.take_scene_defaults(context)
+        selected = selected_geometry(context)[0]
+        direction = self.ray_direction(context)
+        if direction is None:
+            return {'CANCELLED'}
         origin = np.array(context.scene.cursor.location, dtype=float)
+        max_t = self.max_distance if self.max_distance > 0.0 else math.inf
         best, best_obj, best_shape, shapes = None, None, None, []
         for obj in selected:
             shape = self.shape(obj)
             if shape is None:
                 return {'CANCELLED'}
             shapes.append(shape)
-            hit = core.ray_cast(shape, origin, direction)
+            hit = core.ray_cast(shape, origin, direction, max_t)
             if hit is not None and (best is None or hit.t < best.t):
                 best, best_obj, best_shape = hit, obj, shape
-        _remember("ray_cast", [best_obj] if best_obj is not None else [], best)
-        length = max(_size(*shapes), 1.0)
+        _remember("ray_cast", [best_obj] if best_obj is not None else [], best, origin=origin,
+                  direction=direction, max_distance=max_t)
+        length = min(max(_size(*shapes), 1.0), max_t)
         drawing = result_drawings.ray_drawing(origin, direction, best, length)
         if best is None:
-            return self.finish(context, "The ray misses every selected object", drawing)
+            within = f" within {max_t:.6g}" if math.isfinite(max_t) else ""
+            return self.finish(context, f"The ray misses every selected object{within}",
+                               drawing)
         part = getattr(best, "part", None)
         _add(drawing, result_drawings.parts_drawing(best_shape, part))
         where = result_drawings.part_text(best_shape, part)
@@ -266,39 +404,43 @@ class OBJECT_OT_convex_ray_cast(_Query, bpy.types.Operator):
                            drawing)
 
 
+def _origin(context, obj):
+    """``obj``'s origin in world space, as evaluated now. (Right after an undo, as when Adjust
+    Last Operation redoes an operator, the objects' own matrices are not yet restored.)"""
+    evaluated = obj.evaluated_get(context.evaluated_depsgraph_get())
+    return np.array(evaluated.matrix_world.translation, dtype=float)
+
+
 class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
     """Move the active object along a translation and find where it first touches the others"""
 
     bl_idname = "object.convex_sweep"
     bl_label = "Convex Sweep"
+    bl_options = REDO_OPTIONS
     overlay_key = "query"
+    selection_problem = staticmethod(mover_problem)
+    scene_defaults = {"mode": "sweep_mode", "translation": "sweep_translation"}
+    applies_only = {"translation": ("mode", 'TRANSLATION')}
 
-    mode: EnumProperty(name="Motion", default='TRANSLATION', items=[
-        ('TRANSLATION', "Translation", "Along the translation set in the Convex panel"),
-        ('TARGET', "To Target", "Toward the other selected object's origin (one other object)")])
+    mode: EnumProperty(name="Motion", items=SWEEP_MOTIONS, options={'SKIP_SAVE'},
+                       description="How the active object moves (default: the Sidebar's)")
     translation: FloatVectorProperty(name="Translation", size=3, unit='LENGTH',
-                                     default=(math.nan, math.nan, math.nan),
-                                     description="Motion of the active object (default: panel)")
+                                     options={'SKIP_SAVE'},
+                                     description="Motion of the active object (default: the "
+                                                 "Sidebar's)")
 
     def execute(self, context):
-        selected = self.geometry_objects(context, 2)
-        if selected is None:
-            return {'CANCELLED'}
+        self.take_scene_defaults(context)
         mover = context.active_object
-        if mover not in selected:
-            self.report({'ERROR'}, "Make the object to move the active one")
-            return {'CANCELLED'}
-        others = [o for o in selected if o is not mover]
+        others = [o for o in selected_geometry(context)[0] if o is not mover]
         if self.mode == 'TARGET':
             if len(others) != 1:
-                self.report({'ERROR'}, "Sweeping to a target needs exactly one other object")
+                self.report({'ERROR'}, "Sweeping to a target needs exactly one other object "
+                                       f"({len(others)} selected)")
                 return {'CANCELLED'}
-            translation = np.array(others[0].matrix_world.translation) \
-                - np.array(mover.matrix_world.translation)
-        elif all(math.isfinite(c) for c in self.translation):
-            translation = np.array(self.translation, dtype=float)
+            translation = _origin(context, others[0]) - _origin(context, mover)
         else:
-            translation = np.array(context.scene.convex_tools.sweep_translation, dtype=float)
+            translation = np.array(self.translation, dtype=float)
         if not np.any(translation):
             self.report({'ERROR'}, "The translation is zero: nothing to sweep")
             return {'CANCELLED'}
@@ -313,8 +455,9 @@ class OBJECT_OT_convex_sweep(_Query, bpy.types.Operator):
             hit = core.sweep(shape_a, shape_b, translation)
             if hit is not None and (best is None or hit.t < best.t):
                 best, best_obj, best_shape = hit, obj, shape_b
-        _remember("sweep", [mover] + ([best_obj] if best_obj is not None else []), best)
-        start = np.array(mover.matrix_world.translation)
+        _remember("sweep", [mover] + ([best_obj] if best_obj is not None else []), best,
+                  translation=translation)
+        start = _origin(context, mover)
         drawing = result_drawings.sweep_drawing(shape_a, start, translation, best)
         if best is None:
             return self.finish(context, f"{mover.name} moves freely", drawing)
@@ -333,15 +476,13 @@ class OBJECT_OT_convex_convert(_Query, bpy.types.Operator):
     bl_idname = "object.convex_convert"
     bl_label = "Show Convex Shapes"
     overlay_key = "shapes"
+    selection_problem = staticmethod(some_problem)
 
     def execute(self, context):
-        selected = self.geometry_objects(context, 1)
-        if selected is None:
-            return {'CANCELLED'}
         from .overlay import Drawing
         drawing = Drawing()
         lines = []
-        for obj in selected:
+        for obj in selected_geometry(context)[0]:
             shape = self.shape(obj)
             if shape is None:
                 return {'CANCELLED'}
@@ -361,6 +502,7 @@ class OBJECT_OT_convex_clear(bpy.types.Operator):
         overlay.clear()
         last_query.clear()
         context.scene.convex_tools.last_result = ""
+        self.report({'INFO'}, "Cleared the Convex Tools overlays and the last result")
         return {'FINISHED'}
 
 
@@ -373,8 +515,6 @@ class OBJECT_OT_convex_watch_add(_Query, bpy.types.Operator):
 
     def execute(self, context):
         pair = self.pair(context)
-        if pair is None:
-            return {'CANCELLED'}
         settings = context.scene.convex_tools
         item = settings.watch_pairs.add()
         item.object_a, item.object_b = pair
@@ -393,21 +533,26 @@ class OBJECT_OT_convex_watch_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return len(context.scene.convex_tools.watch_pairs) > 0
+        return passes(cls, None if len(context.scene.convex_tools.watch_pairs) else
+                      "The watch list is empty: add a pair with Watch Pair")
 
     def execute(self, context):
         settings = context.scene.convex_tools
-        settings.watch_pairs.remove(min(settings.watch_index, len(settings.watch_pairs) - 1))
-        settings.watch_index = max(0, settings.watch_index - 1)
+        index = min(max(settings.watch_index, 0), len(settings.watch_pairs) - 1)
+        item = settings.watch_pairs[index]
+        names = [o.name if o is not None else "(deleted)" for o in (item.object_a,
+                                                                    item.object_b)]
+        settings.watch_pairs.remove(index)
+        settings.watch_index = max(0, index - 1)
         from . import watch
         watch.refresh(context.scene)
+        self.report({'INFO'}, f"Stopped watching {names[0]} – {names[1]}")
         return {'FINISHED'}
 
 
 QUERY_OPERATORS = (OBJECT_OT_convex_distance, OBJECT_OT_convex_penetration,
                    OBJECT_OT_convex_contact, OBJECT_OT_convex_ray_cast, OBJECT_OT_convex_sweep,
                    OBJECT_OT_convex_convert)
-
 
 # --- Level Check -----------------------------------------------------------------------------
 # Seconds of work per timer tick of the modal check: the viewport stays responsive.
@@ -419,13 +564,25 @@ def _level_settings(context):
     return context.scene.convex_level
 
 
+def scope_problem(context) -> str | None:
+    """Why the Level Check panel's scope has nothing to check, or None."""
+    settings = _level_settings(context)
+    if settings.scope == 'COLLECTION' and settings.collection is None:
+        return "Choose the collection to check"
+    if settings.scope == 'SELECTED' and len(context.selected_objects) < 2:
+        return "Select at least two objects, or check the collection or the scene"
+    return None
+
+
 def level_run(context):
     """A ``level_check.LevelRun`` with the options of the Level Check panel."""
     settings = _level_settings(context)
     objects = None
     collection = None
     if settings.scope == 'SELECTED':
-        objects = list(context.selected_objects)
+        # (a timer's context has no selected_objects: the live check starts from one)
+        selected = getattr(context, "selected_objects", None)
+        objects = list(selected if selected is not None else context.view_layer.objects.selected)
     elif settings.scope == 'COLLECTION':
         collection = settings.collection
     ignore = [settings.ignore_collection] if settings.ignore_collection else []
@@ -450,16 +607,7 @@ class OBJECT_OT_convex_check_level(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        settings = getattr(context.scene, "convex_level", None)
-        if settings is None:
-            return False
-        if settings.scope == 'COLLECTION' and settings.collection is None:
-            cls.poll_message_set("Choose the collection to check")
-            return False
-        if settings.scope == 'SELECTED' and len(context.selected_objects) < 2:
-            cls.poll_message_set("Select at least two objects")
-            return False
-        return True
+        return passes(cls, mode_problem(context, "check the level") or scope_problem(context))
 
     def execute(self, context):
         # Scripts and background mode: run to the end, printing progress when headless.
@@ -537,14 +685,32 @@ class OBJECT_OT_convex_check_level(bpy.types.Operator):
         summary = level_check.summary_text(findings, len(run.shapes), complete=not cancelled)
         level_check.store_findings(context.scene, findings, summary, complete=not cancelled,
                                    outlines=run.outlines(findings))
-        for name, reason in run.skipped:
-            self.report({'WARNING'}, f"Skipped {name}: {reason}")
-        if cancelled:
-            self.report({'WARNING'}, summary)
-            return {'CANCELLED'}
-        self.report({'WARNING'} if findings else {'INFO'},
-                    summary if findings else f"{summary}: the level is clean")
-        return {'FINISHED'}
+        from . import live
+        live.list_replaced()
+        text = summary if findings or cancelled else f"{summary}: the level is clean"
+        self.report({'WARNING'} if findings or cancelled or run.skipped else {'INFO'},
+                    text + skipped_text(run.skipped))
+        return {'CANCELLED'} if cancelled else {'FINISHED'}
+
+
+# How many skipped objects the Check Level's one-line report names before "…".
+NAMED_SKIPPED = 3
+
+
+def skipped_text(skipped) -> str:
+    """"; skipped 2: Lamp (no geometry), UCX_Gone (names no object)": the skipped objects, for
+    the end of the one-line report (the JSON report lists them all)."""
+    if not skipped:
+        return ""
+    named = ", ".join(f"{name} ({reason})" for name, reason in skipped[:NAMED_SKIPPED])
+    return f"; skipped {len(skipped)}: {named}" + (", …" if len(skipped) > NAMED_SKIPPED else "")
+
+
+def findings_problem(context) -> str | None:
+    """Why there is no Level Check finding to act on, or None."""
+    if len(_level_settings(context).findings) == 0:
+        return "No findings: run Check Level first"
+    return None
 
 
 class OBJECT_OT_convex_select_finding(bpy.types.Operator):
@@ -559,8 +725,7 @@ class OBJECT_OT_convex_select_finding(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        settings = getattr(context.scene, "convex_level", None)
-        return settings is not None and len(settings.findings) > 0
+        return passes(cls, mode_problem(context, "select objects") or findings_problem(context))
 
     def execute(self, context):
         settings = _level_settings(context)
@@ -571,6 +736,7 @@ class OBJECT_OT_convex_select_finding(bpy.types.Operator):
         if not level_check.select_pair(context, settings.findings[index], self.frame):
             self.report({'ERROR'}, "The objects of this finding no longer exist")
             return {'CANCELLED'}
+        self.report({'INFO'}, f"Selected {level_check.pair_text(settings.findings[index])}")
         return {'FINISHED'}
 
 
@@ -583,8 +749,7 @@ class OBJECT_OT_convex_select_offending(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        settings = getattr(context.scene, "convex_level", None)
-        return settings is not None and len(settings.findings) > 0
+        return passes(cls, mode_problem(context, "select objects") or findings_problem(context))
 
     def execute(self, context):
         view_layer = context.view_layer
@@ -605,6 +770,34 @@ class OBJECT_OT_convex_select_offending(bpy.types.Operator):
         return {'FINISHED'}
 
 
+class OBJECT_OT_convex_live_check(bpy.types.Operator):
+    """Keep the Level Check's findings current while you work (on/off): after each change only the objects that moved or changed are measured again"""
+
+    bl_idname = "object.convex_live_check"
+    bl_label = "Live Level Check"
+    bl_options = {'REGISTER', 'UNDO'}   # the scene's Live setting
+
+    @classmethod
+    def poll(cls, context):
+        return passes(cls, mode_problem(context, "check the level") or scope_problem(context))
+
+    def execute(self, context):
+        from . import live
+        settings = context.scene.convex_tools
+        settings.live_check = not settings.live_check      # starts or stops it
+        if not settings.live_check:
+            self.report({'INFO'}, "Live check off")
+            return {'FINISHED'}
+        state = live.current()
+        if bpy.app.background:      # no timer runs: check now
+            findings = state.finish()
+            self.report({'INFO'}, f"Live check on: {len(findings)} finding"
+                                  f"{'s' * (len(findings) != 1)}")
+        else:
+            self.report({'INFO'}, "Live check on: checking the level")
+        return {'FINISHED'}
+
+
 class OBJECT_OT_convex_clear_level(bpy.types.Operator):
     """Clear the Level Check findings from the list and the viewport"""
 
@@ -612,8 +805,18 @@ class OBJECT_OT_convex_clear_level(bpy.types.Operator):
     bl_label = "Clear Findings"
     bl_options = {'REGISTER'}
 
+    @classmethod
+    def poll(cls, context):
+        settings = context.scene.convex_level
+        return passes(cls, None if settings.summary or len(settings.findings) else
+                      "Nothing to clear: Check Level has not run")
+
     def execute(self, context):
+        count = len(context.scene.convex_level.findings)
         level_check.store_findings(context.scene, [], "")
+        from . import live
+        live.list_replaced()
+        self.report({'INFO'}, f"Cleared {count} finding{'s' * (count != 1)}")
         return {'FINISHED'}
 
 

@@ -42,6 +42,14 @@ def _redraw(self, context):
     overlay.tag_redraw()
 
 
+def _live_changed(self, context):
+    from . import live
+    if self.live_check:
+        live.start(context.scene)
+    else:
+        live.stop()
+
+
 def _watch_changed(self, context):
     from . import watch
     watch.refresh(context.scene)
@@ -68,22 +76,48 @@ class ConvexWatchPair(bpy.types.PropertyGroup):
     result: StringProperty(name="Result", default="")
 
 
+# The query settings: each is also a property of its operator (shown in Adjust Last Operation),
+# which takes the Sidebar's value unless the caller gives one. Shared here so the Sidebar and the
+# operators offer the same choices.
+PENETRATION_METHODS = [
+    ('EPA', "EPA", "Expanding Polytope Algorithm (exact)"),
+    ('MPR', "MPR", "Minkowski Portal Refinement depth heuristic (fast estimate)"),
+    ('HYBRID', "Hybrid", "Margin GJK, EPA only when the cores overlap")]
+RAY_AXES = [
+    ('VIEW', "View", "Along the view direction of the 3D viewport"),
+    ('X', "X", "Along +X"), ('Y', "Y", "Along +Y"), ('Z', "Z", "Along +Z"),
+    ('NEG_X', "-X", "Along -X"), ('NEG_Y', "-Y", "Along -Y"), ('NEG_Z', "-Z", "Along -Z"),
+    ('DIRECTION', "Direction", "Along the ray direction set beside it")]
+SWEEP_MOTIONS = [
+    ('TRANSLATION', "Translation", "Along the sweep translation"),
+    ('TARGET', "To Target", "Toward the other selected object's origin (one other object)")]
+
+
 class ConvexSceneSettings(bpy.types.PropertyGroup):
     last_result: StringProperty(name="Last Result", default="")
     show_overlays: BoolProperty(name="Show Overlays", default=True, update=_redraw)
     show_labels: BoolProperty(name="Show Labels", default=True, update=_redraw)
-    penetration_method: EnumProperty(
-        name="Method", default='EPA',
-        items=[('EPA', "EPA", "Expanding Polytope Algorithm (exact)"),
-               ('MPR', "MPR", "Minkowski Portal Refinement depth heuristic (fast estimate)"),
-               ('HYBRID', "Hybrid", "Margin GJK, EPA only when the cores overlap")])
-    ray_axis: EnumProperty(
-        name="Direction", default='VIEW',
-        items=[('VIEW', "View", "Along the view direction"),
-               ('X', "X", ""), ('Y', "Y", ""), ('Z', "Z", ""),
-               ('NEG_X', "-X", ""), ('NEG_Y', "-Y", ""), ('NEG_Z', "-Z", "")])
+    penetration_method: EnumProperty(name="Method", default='EPA', items=PENETRATION_METHODS,
+                                     description="How Convex Penetration measures the depth")
+    ray_axis: EnumProperty(name="Direction", default='VIEW', items=RAY_AXES,
+                           description="The direction of Convex Ray Cast, from the 3D cursor")
+    ray_direction: FloatVectorProperty(
+        name="Ray Direction", size=3, subtype='DIRECTION', default=(0.0, 0.0, -1.0),
+        description="Direction of Convex Ray Cast when its direction is 'Direction' "
+                    "(any length: the ray's t is a distance)")
+    ray_max_distance: FloatProperty(
+        name="Max Distance", unit='LENGTH', min=0.0, soft_max=1000.0, default=0.0,
+        description="How far from the 3D cursor Convex Ray Cast looks; 0: without limit")
+    sweep_mode: EnumProperty(name="Motion", default='TRANSLATION', items=SWEEP_MOTIONS,
+                             description="How Convex Sweep moves the active object")
     sweep_translation: FloatVectorProperty(name="Translation", size=3, unit='LENGTH',
-                                           default=(0.0, 0.0, -2.0))
+                                           default=(0.0, 0.0, -2.0),
+                                           description="Motion of the active object in a "
+                                                       "Convex Sweep")
+    live_check: BoolProperty(
+        name="Live", default=False, update=_live_changed,
+        description="Keep the Level Check's findings current while you work: after each "
+                    "change only the objects that moved or changed are measured again")
     watch_enabled: BoolProperty(name="Watch", default=False, update=_watch_changed,
                                 description="Keep the watched pairs updated while objects move")
     watch_pairs: CollectionProperty(type=ConvexWatchPair)

@@ -1,5 +1,9 @@
 """Menus and the Sidebar (N panel) tab "Convex": shape settings, queries, results, overlays,
-watch list, and the Level Check with its list of findings."""
+watch list, and the Level Check with its list of findings.
+
+Each query's settings sit beside its button; they are the defaults of the operator's own
+properties, which Adjust Last Operation changes for the last run (``operators``). A button
+whose operator cannot run is greyed out, its tooltip saying why (the operator's poll)."""
 
 import bpy
 
@@ -22,6 +26,7 @@ class VIEW3D_MT_convex_tools(bpy.types.Menu):
         layout.operator(operators.OBJECT_OT_convex_clear.bl_idname)
         layout.separator()
         layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        layout.operator(operators.OBJECT_OT_convex_live_check.bl_idname, icon='REC')
         layout.operator(fixes.OBJECT_OT_convex_resolve.bl_idname)
         layout.operator(fixes.OBJECT_OT_convex_drop_to_support.bl_idname)
         layout.operator("object.convex_make_collision", icon='MOD_PHYSICS')
@@ -78,8 +83,14 @@ class VIEW3D_PT_convex_tools(bpy.types.Panel):
         row = col.row(align=True)
         row.operator(operators.OBJECT_OT_convex_ray_cast.bl_idname, icon='LIGHT_SUN')
         row.prop(settings, "ray_axis", text="")
-        col.operator(operators.OBJECT_OT_convex_sweep.bl_idname, icon='FORWARD')
-        col.prop(settings, "sweep_translation", text="")
+        if settings.ray_axis == 'DIRECTION':
+            col.prop(settings, "ray_direction", text="")
+        col.prop(settings, "ray_max_distance")
+        row = col.row(align=True)
+        row.operator(operators.OBJECT_OT_convex_sweep.bl_idname, icon='FORWARD')
+        row.prop(settings, "sweep_mode", text="")
+        if settings.sweep_mode == 'TRANSLATION':
+            col.prop(settings, "sweep_translation", text="")
         col.operator(operators.OBJECT_OT_convex_convert.bl_idname, icon='MESH_ICOSPHERE')
 
         if settings.last_result:
@@ -161,7 +172,10 @@ class VIEW3D_PT_convex_level(bpy.types.Panel):
         sub.prop(settings, "touch_tolerance")
         col.prop(settings, "ignore_collection")
         col.prop(settings, "ignore_pairs")
-        layout.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        row = layout.row(align=True)
+        row.operator(operators.OBJECT_OT_convex_check_level.bl_idname, icon='VIEWZOOM')
+        # Live: the findings follow each change (``live``); the list below shows them.
+        row.prop(context.scene.convex_tools, "live_check", toggle=True, icon='REC')
         if not settings.summary:
             return
         layout.label(text=settings.summary, icon='NONE' if settings.complete else 'ERROR')

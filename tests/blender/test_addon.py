@@ -12,6 +12,7 @@ from convex_tools.core import (Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Sp
                                Transformed)
 
 from bpy_helpers import add, select  # noqa: E402
+from test_packaging import archive  # noqa: E402,F401  (the built extension, a fixture)
 
 
 def world(obj):
@@ -155,24 +156,6 @@ def test_sweep_operator_stops_the_active_object_at_first_contact(addon):
     assert "t = 0.6" in bpy.context.scene.convex_tools.last_result  # 3 of the 5 to the target
 
 
-@pytest.mark.parametrize("make_selection, message", [
-    (lambda: select(), "at least 2"),
-    (lambda: select(add("cube", "Only", size=2.0)), "at least 2"),
-])
-def test_wrong_selections_give_a_one_line_error(addon, make_selection, message):
-    make_selection()
-    with pytest.raises(RuntimeError, match=message):
-        bpy.ops.object.convex_distance()
-
-
-def test_empties_do_not_count_as_geometry(addon):
-    cube = add("cube", "Cube", size=2.0)
-    bpy.ops.object.empty_add(location=(3, 0, 0))
-    select(cube, bpy.context.active_object)
-    with pytest.raises(RuntimeError, match="mesh-like"):
-        bpy.ops.object.convex_distance()
-
-
 # --- watch ---------------------------------------------------------------------------------
 
 def test_watch_updates_when_an_object_moves(addon):
@@ -234,7 +217,7 @@ def test_closest_points_are_drawn_at_their_projected_pixels(addon, tmp_path):
 
 def installed():
     """Everything registration puts into Blender, as (description, present) pairs."""
-    from convex_tools import cli, level_check, overlay, proxies, ui, watch
+    from convex_tools import cli, level_check, live, overlay, proxies, ui, watch
     return [
         ("Object.convex_tools", hasattr(bpy.types.Object, "convex_tools")),
         ("Scene.convex_tools", hasattr(bpy.types.Scene, "convex_tools")),
@@ -244,6 +227,8 @@ def installed():
          bpy.app.handlers.depsgraph_update_post),
         ("load_post handler", level_check._show_findings_on_load in bpy.app.handlers.load_post),
         ("proxy index handler", proxies.forget in bpy.app.handlers.depsgraph_update_post),
+        *((f"live check {name} handler", handler in getattr(bpy.app.handlers, name))
+          for name, handler in live._HANDLERS),
         ("Object menu entry", ui._object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()),
         ("-c convex_tools command", cli._command_handle is not None),
         *((cls.__name__, cls.is_registered) for cls in convex_tools_classes()),
@@ -265,7 +250,8 @@ def test_unregister_leaves_nothing_behind_and_register_again_works():
     import convex_tools
     bpy.ops.wm.read_factory_settings(use_empty=True)
     handlers_before = {name: len(getattr(bpy.app.handlers, name))
-                       for name in ("depsgraph_update_post", "load_post")}
+                       for name in ("depsgraph_update_post", "load_post", "undo_post",
+                                    "redo_post")}
     for _ in range(2):
         convex_tools.register()
         assert [name for name, present in installed() if not present] == []
@@ -273,6 +259,19 @@ def test_unregister_leaves_nothing_behind_and_register_again_works():
         assert_nothing_installed()
         assert {name: len(getattr(bpy.app.handlers, name))
                 for name in handlers_before} == handlers_before
+
+
+def test_unregister_stops_a_running_live_check():
+    import convex_tools
+    from convex_tools import live
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    convex_tools.register()
+    add("cube", "Crate", size=2.0)
+    bpy.context.scene.convex_tools.live_check = True
+    assert live.current() is not None and bpy.app.timers.is_registered(live._tick)
+    convex_tools.unregister()
+    assert live.current() is None and not bpy.app.timers.is_registered(live._tick)
+    assert_nothing_installed()
 
 
 def test_unregistering_twice_raises_nothing():
@@ -294,6 +293,9 @@ def test_registering_twice_installs_everything_once():
         assert len(overlay._handles) == 2
         assert bpy.app.handlers.depsgraph_update_post.count(watch._on_depsgraph_update) == 1
         assert bpy.app.handlers.load_post.count(level_check._show_findings_on_load) == 1
+        from convex_tools import live
+        for name, handler in live._HANDLERS:
+            assert getattr(bpy.app.handlers, name).count(handler) == 1, name
         assert bpy.types.VIEW3D_MT_object._dyn_ui_initialize().count(ui._object_menu) == 1
     finally:
         convex_tools.unregister()
@@ -331,7 +333,11 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     cube.convex_tools.kind = 'ROUND_BOX'
     cube.convex_tools.round_radius = 0.3
     cube.convex_tools.margin = 0.05
-    bpy.context.scene.convex_tools.penetration_method = 'MPR'
+    settings = bpy.context.scene.convex_tools
+    settings.penetration_method = 'MPR'
+    settings.ray_axis, settings.ray_direction, settings.ray_max_distance = \
+        'DIRECTION', (0.0, 0.6, -0.8), 12.5
+    settings.sweep_mode, settings.sweep_translation = 'TARGET', (1.0, 2.0, 3.0)
     other = add("cube", "Other", size=2.0, location=(4, 0, 0))
     pair = bpy.context.scene.convex_tools.watch_pairs.add()
     pair.object_a, pair.object_b, pair.query = cube, other, 'PENETRATION'
@@ -343,7 +349,12 @@ def test_settings_survive_save_and_reload(addon, tmp_path):
     assert cube.convex_tools.kind == 'ROUND_BOX'
     assert cube.convex_tools.round_radius == pytest.approx(0.3)
     assert cube.convex_tools.margin == pytest.approx(0.05)
-    assert bpy.context.scene.convex_tools.penetration_method == 'MPR'
+    settings = bpy.context.scene.convex_tools
+    assert settings.penetration_method == 'MPR'
+    assert (settings.ray_axis, settings.ray_max_distance) == ('DIRECTION', 12.5)
+    assert tuple(settings.ray_direction) == pytest.approx((0.0, 0.6, -0.8))
+    assert settings.sweep_mode == 'TARGET'
+    assert tuple(settings.sweep_translation) == pytest.approx((1.0, 2.0, 3.0))
     (pair,) = bpy.context.scene.convex_tools.watch_pairs
     assert (pair.object_a.name, pair.object_b.name, pair.query) == ("Saved", "Other", 'PENETRATION')
 
@@ -371,3 +382,50 @@ def test_per_object_clearance_setting_is_used_by_the_level_check(addon):
     findings = api.check_scene(clearance=0.0)
     assert [(f.object_a, f.object_b, f.kind) for f in findings] == [("Crate", "Door", "too_close")]
     assert findings[0].distance == pytest.approx(0.3, abs=1e-6)
+
+
+# --- the last result, from the installed extension -------------------------------------------
+
+# Installs the archive into an empty user folder's "user_default" repository, measures two cubes
+# 1 apart with the operator, and reads the last result as a script would: through the API of the
+# package Blender registered (bl_ext.user_default.convex_tools), not a checkout's convex_tools.
+LAST_RESULT_CHILD = '''
+import json, sys
+import bpy
+
+bpy.ops.extensions.package_install_files(filepath=sys.argv[1], repo="user_default",
+                                         enable_on_install=True)
+for obj in list(bpy.data.objects):
+    bpy.data.objects.remove(obj)
+bpy.ops.mesh.primitive_cube_add(size=2.0, location=(0.0, 0.0, 0.0))
+bpy.context.active_object.name = "CubeA"
+bpy.ops.mesh.primitive_cube_add(size=2.0, location=(3.0, 0.0, 0.0))
+bpy.context.active_object.name = "CubeB"
+bpy.ops.object.select_all(action='SELECT')
+bpy.ops.object.convex_distance()
+from bl_ext.user_default.convex_tools import api
+last = api.last_result()
+print("RESULT " + json.dumps({"query": last.query, "objects": last.objects,
+                              "distance": last.result.distance,
+                              "checkout_imported": "convex_tools" in sys.modules}))
+'''
+
+
+def test_a_script_reads_the_last_result_from_the_installed_extensions_api(archive, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    child = tmp_path / "child.py"
+    child.write_text(LAST_RESULT_CHILD, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BLENDER_USER_") and k != "PYTHONPATH"}
+    env["BLENDER_USER_RESOURCES"] = str(tmp_path / "user")
+    proc = subprocess.run([sys.executable, str(child), str(archive[0])], capture_output=True,
+                          text=True, env=env, cwd=str(tmp_path), timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout + proc.stderr
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert (result["query"], result["objects"]) == ("distance", ["CubeA", "CubeB"])
+    assert result["distance"] == pytest.approx(1.0, abs=1e-6)
+    assert not result["checkout_imported"]

@@ -214,15 +214,236 @@ def test_clear_forgets_the_last_result(addon):
     assert bpy.context.scene.convex_tools.last_result == ""
 
 
-@pytest.mark.parametrize("operator, needed", [
-    ("convex_distance", 2), ("convex_penetration", 2), ("convex_contact", 2),
-    ("convex_sweep", 2), ("convex_watch_add", 2), ("convex_ray_cast", 1), ("convex_convert", 1),
-])
-def test_every_query_refuses_a_wrong_selection_in_one_line(addon, operator, needed):
-    bpy.ops.object.empty_add(location=(3, 0, 0))       # not geometry: never counts
-    empty = bpy.context.active_object
-    meshes = [add("cube", "Only", size=2.0)] if needed == 2 else []
-    select(*meshes, empty, active=empty)
-    with pytest.raises(RuntimeError, match=f"Select at least {needed}") as error:
-        getattr(bpy.ops.object, operator)()
+def test_last_result_is_the_public_way_to_the_last_query(addon):
+    from convex_tools import api
+    assert api.last_result() is None                      # nothing has run yet
+    a, b = modified_and_scaled_pair(gap_x=4.2)
+    select(a, b, active=b)
+    bpy.ops.object.convex_penetration(method='MPR')
+    got = api.last_result()
+    assert (got.query, got.objects, got.settings) == ("penetration", ("A", "B"), {"method": 'MPR'})
+    assert got.result is operators.last_query["result"]
+    assert got.result.depth == pytest.approx(
+        core.penetration(shape(a), shape(b), "mpr").depth, abs=EXACT)
+    bpy.ops.object.convex_clear()
+    assert api.last_result() is None
+
+
+# --- settings: the Sidebar's by default, the operator's own when given, and redo -------------
+
+def floor_and_crate():
+    """A rock 0.1 into a wide floor."""
+    floor = add("cube", "Floor", size=2.0)
+    floor.scale = (5.0, 5.0, 1.0)
+    crate = add("ico_sphere", "Rock", radius=1.0, subdivisions=2, location=(0.3, -0.2, 1.9))
+    crate.rotation_euler = (0.3, 0.2, 0.1)
+    bpy.context.view_layer.update()
+    select(crate, floor, active=floor)
+    return crate, floor
+
+
+def settings():
+    return bpy.context.scene.convex_tools
+
+
+@pytest.mark.parametrize("method", ["EPA", "MPR", "HYBRID"])
+def test_penetration_takes_the_sidebar_method_unless_given_one(addon, method):
+    crate, floor = floor_and_crate()
+    settings().penetration_method = method
+    assert bpy.ops.object.convex_penetration() == {'FINISHED'}
+    assert operators.last_query["settings"] == {"method": method}
+    expected = core.penetration(shape(crate), shape(floor), method.lower())
+    assert last("penetration").depth == pytest.approx(expected.depth, abs=EXACT)
+    other = 'MPR' if method != 'MPR' else 'EPA'
+    assert bpy.ops.object.convex_penetration(method=other) == {'FINISHED'}
+    assert operators.last_query["settings"] == {"method": other}
+    assert settings().penetration_method == method      # the Sidebar keeps its own
+
+
+def test_ray_cast_max_distance_stops_the_ray(addon):
+    select(add("cube", "Crate", size=2.0))
+    bpy.context.scene.cursor.location = (0.0, 0.0, 10.0)
+    # The top face is 9 below the cursor.
+    assert bpy.ops.object.convex_ray_cast(axis='NEG_Z', max_distance=8.5) == {'FINISHED'}
+    assert last("ray_cast") is None
+    assert settings().last_result == "The ray misses every selected object within 8.5"
+    assert bpy.ops.object.convex_ray_cast(axis='NEG_Z', max_distance=9.5) == {'FINISHED'}
+    assert last("ray_cast").t == pytest.approx(9.0, abs=EXACT)
+
+
+def test_ray_cast_along_a_direction_of_any_length_measures_t_as_distance(addon):
+    select(add("cube", "Crate", size=2.0))
+    bpy.context.scene.cursor.location = (-4.0, 0.0, 7.0)
+    # Along (3, 0, -4), whose unit is (0.6, 0, -0.8): the top face (z = 1) is 6 below, reached
+    # after 6 / 0.8 = 7.5 units, at x = -4 + 0.6 * 7.5 = 0.5.
+    settings().ray_axis = 'DIRECTION'
+    settings().ray_direction = (3.0, 0.0, -4.0)
+    assert bpy.ops.object.convex_ray_cast() == {'FINISHED'}
+    hit = last("ray_cast")
+    assert hit.t == pytest.approx(7.5, abs=1e-9)
+    np.testing.assert_allclose(hit.point, [0.5, 0.0, 1.0], atol=1e-9)
+    assert operators.last_query["settings"]["direction"] == pytest.approx([0.6, 0.0, -0.8])
+
+
+def test_ray_cast_takes_the_sidebar_axis_and_distance_unless_given(addon):
+    select(add("cube", "Crate", size=2.0))
+    bpy.context.scene.cursor.location = (0.0, 10.0, 0.0)
+    settings().ray_axis = 'NEG_Y'
+    settings().ray_max_distance = 5.0
+    bpy.ops.object.convex_ray_cast()
+    assert last("ray_cast") is None                        # 9 to the face, 5 allowed
+    bpy.ops.object.convex_ray_cast(max_distance=0.0)       # 0: without limit
+    assert last("ray_cast").t == pytest.approx(9.0, abs=EXACT)
+    bpy.ops.object.convex_ray_cast(axis='Y')               # away from the cube
+    assert last("ray_cast") is None
+
+
+def test_a_zero_ray_direction_is_a_one_line_error(addon):
+    select(add("cube", "Crate", size=2.0))
+    with pytest.raises(RuntimeError, match="The ray direction is zero") as error:
+        bpy.ops.object.convex_ray_cast(axis='DIRECTION', direction=(0.0, 0.0, 0.0))
     assert len(str(error.value).strip().splitlines()) == 1
+
+
+def wall_and_mover():
+    wall = add("cube", "Wall", size=2.0, location=(5.0, 0.0, 0.0))
+    mover = add("cube", "Mover", size=2.0)
+    select(wall, mover, active=mover)
+
+
+def test_sweep_takes_the_sidebar_translation_and_motion_unless_given(addon):
+    wall_and_mover()
+    settings().sweep_translation = (12.0, 0.0, 0.0)
+    assert bpy.ops.object.convex_sweep() == {'FINISHED'}
+    assert last("sweep").t == pytest.approx(0.25, abs=EXACT)     # 3 of 12 to touch
+    assert bpy.ops.object.convex_sweep(translation=(6.0, 0.0, 0.0)) == {'FINISHED'}
+    assert last("sweep").t == pytest.approx(0.5, abs=EXACT)
+    settings().sweep_mode = 'TARGET'
+    assert bpy.ops.object.convex_sweep() == {'FINISHED'}
+    assert last("sweep").t == pytest.approx(0.6, abs=EXACT)      # 3 of the 5 to the target
+    assert bpy.ops.object.convex_sweep(mode='TRANSLATION') == {'FINISHED'}
+    assert last("sweep").t == pytest.approx(0.25, abs=EXACT)
+
+
+def test_sweep_to_a_target_among_several_objects_is_a_one_line_error(addon):
+    add("cube", "Crate", size=2.0, location=(0.0, 5.0, 0.0))
+    wall_and_mover()
+    bpy.data.objects["Crate"].select_set(True)
+    with pytest.raises(RuntimeError, match="exactly one other object \\(2 selected\\)"):
+        bpy.ops.object.convex_sweep(mode='TARGET')
+
+
+@pytest.mark.parametrize("operator, has_settings", [
+    ("convex_distance", False), ("convex_contact", False), ("convex_convert", False),
+    ("convex_penetration", True), ("convex_ray_cast", True), ("convex_sweep", True),
+])
+def test_only_queries_with_settings_enter_the_undo_history(addon, operator, has_settings):
+    # Blender redoes only operators that pushed an undo step (operators.REDO_OPTIONS says where
+    # that is written); the others change no data worth undoing.
+    options = getattr(bpy.types, f"OBJECT_OT_{operator}").bl_options
+    assert ('UNDO' in options) == has_settings and 'REGISTER' in options
+
+
+def run_from_a_button(operator, **arguments):
+    """Run ``operator`` as a button does: registered in the window manager's list of
+    operators, with an undo step (the undo system needs one step first in background mode)."""
+    bpy.ops.ed.undo_push(message="before")
+    op = getattr(bpy.ops.object, operator)
+    assert op('EXEC_DEFAULT', True, **arguments) == {'FINISHED'}
+    last_op = bpy.context.window_manager.operators[-1]
+    assert last_op.bl_idname == f"OBJECT_OT_{operator}"
+    return last_op
+
+
+def adjust_last_operation(last_op, **values):
+    """What Adjust Last Operation does when a value changes: set it on the last operator and
+    redo it (undo its step, run it again), in a 3D viewport as the panel is. Called with undo
+    on, as from the panel, so that the redone operator pushes its step again and the next
+    adjustment undoes that one only."""
+    for name, value in values.items():
+        setattr(last_op.properties, name, value)
+    window = bpy.context.window
+    area = next((a for a in window.screen.areas if a.type == 'VIEW_3D'), None)
+    if area is None:
+        pytest.skip("no 3D view in the factory screen")
+    region = next(r for r in area.regions if r.type == 'WINDOW')
+    with bpy.context.temp_override(window=window, area=area, region=region):
+        assert bpy.ops.ed.undo_redo('EXEC_DEFAULT', True) == {'FINISHED'}
+
+
+def test_adjust_last_operation_changes_the_penetration_method(addon):
+    crate, floor = floor_and_crate()
+    expected = {m: core.penetration(shape(crate), shape(floor), m.lower()).depth
+                for m in ("EPA", "MPR")}
+    last_op = run_from_a_button("convex_penetration")
+    # The panel shows the method the run took from the Sidebar, not an empty "default".
+    assert last_op.properties.method == 'EPA'
+    assert operators.last_query["settings"] == {"method": 'EPA'}
+    assert last("penetration").depth == pytest.approx(expected["EPA"], abs=EXACT)
+    adjust_last_operation(last_op, method='MPR')
+    # (MPR's polished depth agrees with EPA's to ~1e-15 here: the settings say which ran.)
+    assert operators.last_query["settings"] == {"method": 'MPR'}
+    assert last("penetration").depth == pytest.approx(expected["MPR"], abs=EXACT)
+    assert settings().last_result.endswith("(MPR)")
+    assert settings().penetration_method == 'EPA'       # the Sidebar keeps its own
+
+
+def test_adjust_last_operation_changes_the_ray_and_the_sweep(addon):
+    select(add("cube", "Crate", size=2.0))
+    bpy.context.scene.cursor.location = (0.0, 0.0, 10.0)
+    last_op = run_from_a_button("convex_ray_cast", axis='NEG_Z')
+    assert last("ray_cast").t == pytest.approx(9.0, abs=EXACT)
+    adjust_last_operation(last_op, max_distance=4.0)
+    assert last("ray_cast") is None
+    adjust_last_operation(last_op, axis='Y')                       # sideways: misses
+    assert last("ray_cast") is None
+    adjust_last_operation(last_op, max_distance=0.0, axis='DIRECTION', direction=(0.0, 0.0, -7.0))
+    assert last("ray_cast").t == pytest.approx(9.0, abs=EXACT)      # t is the distance
+    assert operators.last_query["settings"]["direction"] == pytest.approx([0.0, 0.0, -1.0])
+
+    bpy.data.objects["Crate"].location = (5.0, 0.0, 0.0)
+    mover = add("cube", "Mover", size=2.0, location=(0.0, 0.0, 0.0))
+    select(bpy.data.objects["Crate"], mover, active=mover)
+    last_op = run_from_a_button("convex_sweep", translation=(6.0, 0.0, 0.0))
+    assert last("sweep").t == pytest.approx(0.5, abs=EXACT)
+    adjust_last_operation(last_op, translation=(12.0, 0.0, 0.0))
+    assert last("sweep").t == pytest.approx(0.25, abs=EXACT)
+    adjust_last_operation(last_op, mode='TARGET')
+    assert last("sweep").t == pytest.approx(0.6, abs=EXACT)
+
+
+class _Row:
+    def __init__(self, drawn):
+        self.active, self.drawn = True, drawn
+
+    def prop(self, owner, name):
+        self.drawn.append((name, self.active))
+
+
+class _Layout:
+    """Records what a draw() puts in the panel: (property, active) in order."""
+
+    def __init__(self):
+        self.use_property_split, self.drawn = False, []
+
+    def row(self):
+        return _Row(self.drawn)
+
+
+@pytest.mark.parametrize("operator, values, drawn", [
+    ("OBJECT_OT_convex_ray_cast", {"axis": 'NEG_Z'},
+     [("axis", True), ("direction", False), ("max_distance", True)]),
+    ("OBJECT_OT_convex_ray_cast", {"axis": 'DIRECTION'},
+     [("axis", True), ("direction", True), ("max_distance", True)]),
+    ("OBJECT_OT_convex_sweep", {"mode": 'TARGET'}, [("mode", True), ("translation", False)]),
+    ("OBJECT_OT_convex_sweep", {"mode": 'TRANSLATION'},
+     [("mode", True), ("translation", True)]),
+    ("OBJECT_OT_convex_penetration", {"method": 'MPR'}, [("method", True)]),
+])
+def test_adjust_last_operation_greys_out_what_does_not_apply(addon, operator, values, drawn):
+    from types import SimpleNamespace
+    cls = getattr(operators, operator)
+    panel = SimpleNamespace(layout=_Layout(), scene_defaults=cls.scene_defaults,
+                            applies_only=cls.applies_only, **values)
+    cls.draw(panel, bpy.context)
+    assert panel.layout.use_property_split and panel.layout.drawn == drawn
