@@ -809,28 +809,33 @@ def store_findings(scene, findings, summary, complete=True, outlines=None):
     settings = scene.convex_level
     settings.findings.clear()
     for k, f in enumerate(findings):
-        item = settings.findings.add()
-        item.object_a, item.object_b, item.kind = f.object_a, f.object_b or "", f.kind
-        item.part_a = getattr(f, "part_a", None) or ""
-        item.part_b = getattr(f, "part_b", None) or ""
-        item.has_distance = f.distance is not None
-        item.distance, item.clearance = f.distance or 0.0, f.clearance
-        point_a = f.point_a if f.point_a is not None else f.point
-        point_b = f.point_b if f.point_b is not None else point_a
-        if point_a is not None:
-            item.point_a, item.point_b = tuple(point_a), tuple(point_b)
-        item.move = f.move or ""
-        if f.translation is not None:
-            item.translation = tuple(f.translation)
-        item.rule, item.severity = f.rule or "", f.severity
-        item.instanced_by = (f.extra or {}).get("instanced_by") or ""
-        for side, segments in zip(("outline_a", "outline_b"), outlines[k] if outlines else ()):
-            if segments is not None:
-                item[side] = np.asarray(segments, dtype=float).ravel().tolist()
+        write_item(settings.findings.add(), f, outlines[k] if outlines else ())
     settings["active_index"] = -1  # without the update: storing must not select anything
     settings.summary = summary
     settings.complete = complete
     show_stored_findings(scene)
+
+
+def write_item(item, f, outline=()):
+    """One row of the Level Check list (``properties.ConvexLevelFinding``) from a finding, so
+    that it reads back (``to_finding``) the same; ``outline``: (segments of A, segments of B)
+    kept with it, to draw it again after the file is opened."""
+    point_a = f.point_a if f.point_a is not None else f.point
+    point_b = f.point_b if f.point_b is not None else point_a
+    fields = dict(object_a=f.object_a, object_b=f.object_b or "", kind=f.kind,
+                  part_a=f.part_a or "", part_b=f.part_b or "",
+                  has_distance=f.distance is not None, distance=f.distance or 0.0,
+                  clearance=f.clearance, move=f.move or "", rule=f.rule or "",
+                  severity=f.severity, instanced_by=(f.extra or {}).get("instanced_by") or "")
+    if point_a is not None:
+        fields.update(point_a=tuple(point_a), point_b=tuple(point_b))
+    if f.translation is not None:
+        fields.update(translation=tuple(f.translation))
+    for name, value in fields.items():
+        setattr(item, name, value)
+    for side, segments in zip(("outline_a", "outline_b"), outline):
+        if segments is not None:
+            item[side] = np.asarray(segments, dtype=float).ravel().tolist()
 
 
 def store_traversal_findings(scene, findings):
@@ -841,13 +846,7 @@ def store_traversal_findings(scene, findings):
         if settings.findings[k].kind in TRAVERSAL_KINDS:
             settings.findings.remove(k)
     for f in findings:
-        item = settings.findings.add()
-        item.kind, item.object_a, item.object_b = f.kind, f.object_a or "", f.object_b or ""
-        item.has_distance = False
-        point = f.point if f.point is not None else f.point_a
-        if point is not None:
-            item.point_a = item.point_b = tuple(point)
-        item.rule, item.severity = f.rule or "", f.severity
+        write_item(settings.findings.add(), f)
     settings["active_index"] = -1
 
 

@@ -364,10 +364,7 @@ class LiveCheck:
             self.poses[k] = self._pose(k)
         lower, upper = world_aabbs(shapes, PoseTable.from_shapes(shapes))
         check.lower[chunk], check.upper[chunk] = lower, upper
-        sizes = getattr(check, "_size_list", None)      # the classification's box diagonals
-        if sizes is not None:
-            for k, size in zip(chunk, np.linalg.norm(upper - lower, axis=1).tolist()):
-                sizes[k] = size
+        check.boxes_moved(chunk)
         before = {key: self.pairs[key][1] for k in chunk for key in self.by_object.get(k, ())}
         for k in chunk:
             self._forget(k)
@@ -496,7 +493,7 @@ class Display:
         for position, finding in enumerate(findings):
             if position < len(self.shown) and self.shown[position] is finding:
                 continue
-            write_item(items.add(), finding, outlines[id(finding)])
+            level_check.write_item(items.add(), finding, outlines[id(finding)])
             items.move(len(items) - 1, position)
             self.shown.insert(position, finding)
         if settings.active_index >= len(items):
@@ -577,27 +574,6 @@ def _name_index(run) -> dict:
     if index is None:
         index = run._live_name_index = {name: k for k, name in enumerate(run.names)}
     return index
-
-
-def write_item(item, f, outline):
-    """One row of the Level Check list from a finding: what ``level_check.store_findings``
-    writes for it, so that a row the live check wrote reads back (``to_finding``) the same."""
-    point_a = f.point_a if f.point_a is not None else f.point
-    point_b = f.point_b if f.point_b is not None else point_a
-    fields = dict(object_a=f.object_a, object_b=f.object_b or "", kind=f.kind,
-                  part_a=f.part_a or "", part_b=f.part_b or "",
-                  has_distance=f.distance is not None, distance=f.distance or 0.0,
-                  clearance=f.clearance, move=f.move or "", rule=f.rule or "",
-                  severity=f.severity, instanced_by=(f.extra or {}).get("instanced_by") or "")
-    if point_a is not None:
-        fields.update(point_a=tuple(point_a), point_b=tuple(point_b))
-    if f.translation is not None:
-        fields.update(translation=tuple(f.translation))
-    for name, value in fields.items():
-        setattr(item, name, value)
-    for side, segments in zip(("outline_a", "outline_b"), outline):
-        if segments is not None:
-            item[side] = np.asarray(segments, dtype=float).ravel().tolist()
 
 
 def _same(found, before) -> bool:

@@ -642,6 +642,16 @@ class LevelCheck:
             self._size_list = np.linalg.norm(self.upper - self.lower, axis=1).tolist()
         return self._size_list
 
+    def boxes_moved(self, indices) -> None:
+        """Objects ``indices`` have new boxes in ``lower``/``upper`` (the live check moves
+        them): the per-object sizes the classification keeps follow."""
+        for name, of in (("_size_list", lambda lo, up: float(np.linalg.norm(up - lo))),
+                         ("_volume_list", lambda lo, up: float(np.prod(up - lo)))):
+            cached = getattr(self, name, None)
+            if cached is not None:
+                for k in indices:
+                    cached[k] = of(self.lower[k], self.upper[k])
+
     @property
     def _volumes(self) -> list:
         """Each object's box volume (of two movable objects, the smaller moves)."""
