@@ -17,6 +17,7 @@ from bpy.props import IntProperty
 
 from . import level_check
 from .core import classify
+from .operators import findings_problem, mode_problem, passes
 from .core.placement import world_aabbs
 from .objects import GEOMETRY_TYPES, shape_from_object
 
@@ -48,14 +49,7 @@ class OBJECT_OT_convex_resolve(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to move objects")
-            return False
-        settings = getattr(context.scene, "convex_level", None)
-        if settings is None or not settings.findings:
-            cls.poll_message_set("Run Check Level first: there are no findings to fix")
-            return False
-        return True
+        return passes(cls, mode_problem(context, "move objects") or findings_problem(context))
 
     def execute(self, context):
         index, item = _finding_at(context, self.index)
@@ -93,13 +87,9 @@ class OBJECT_OT_convex_drop_to_support(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to move objects")
-            return False
-        if not any(o.type in GEOMETRY_TYPES for o in context.selected_objects):
-            cls.poll_message_set("Select the objects to drop")
-            return False
-        return True
+        return passes(cls, mode_problem(context, "move objects") or (
+            None if any(o.type in GEOMETRY_TYPES for o in context.selected_objects)
+            else "Select the objects to drop"))
 
     def execute(self, context):
         try:

@@ -312,10 +312,9 @@ class OBJECT_OT_convex_check_traversal(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.mode != 'OBJECT':
-            cls.poll_message_set("Switch to Object Mode to check the level")
-            return False
-        return context.scene is not None
+        from .operators import mode_problem, passes
+
+        return passes(cls, mode_problem(context, "check the level"))
 
     def execute(self, context):
         global _last_run

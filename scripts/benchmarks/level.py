@@ -112,6 +112,23 @@ with open(out, "wb") as f:
 
 
 def run(args):
+    blender_section(args, _run)
+
+
+def baseline_checkout(args):
+    """The --baseline checkout's absolute path (None without one); exits when it is not a
+    checkout of this repository."""
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        baseline = os.path.abspath(baseline)
+        if not os.path.isdir(os.path.join(baseline, "convex_tools")):
+            raise SystemExit(f"--baseline {baseline}: not a checkout of this repository")
+    return baseline
+
+
+def blender_section(args, body):
+    """Run ``body(args, demo_level)`` with the add-on registered (the levels' Shape settings
+    and rules need it); skipped without the bpy module."""
     try:
         import bpy  # noqa: F401
     except ImportError:
@@ -124,10 +141,9 @@ def run(args):
 
     import convex_tools
 
-    # Registered for every row alike: the concave levels' Shape settings need it.
     convex_tools.register()
     try:
-        _run(args, demo_level)
+        body(args, demo_level)
     finally:
         convex_tools.unregister()
 
@@ -137,11 +153,7 @@ def _run(args, demo_level):
 
     from convex_tools.core.level import default_jobs
 
-    baseline = getattr(args, "baseline", None)
-    if baseline is not None:
-        baseline = os.path.abspath(baseline)
-        if not os.path.isdir(os.path.join(baseline, "convex_tools")):
-            raise SystemExit(f"--baseline {baseline}: not a checkout of this repository")
+    baseline = baseline_checkout(args)
 
     sizes = QUICK_SIZES if args.quick else SIZES
     if getattr(args, "configs", None):

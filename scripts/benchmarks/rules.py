@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 
 REPEATS = 5
@@ -45,55 +44,42 @@ clearance = 0.0
 
 
 def run(args):
-    try:
-        import bpy  # noqa: F401
-    except ImportError:
-        print("skipped: needs the bpy module (source scripts/env.sh)")
-        return
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import demo_level
-
-    import convex_tools
     from benchmarks import level
 
-    baseline = getattr(args, "baseline", None)
-    if baseline is not None:
-        baseline = os.path.abspath(baseline)
-        if not os.path.isdir(os.path.join(baseline, "convex_tools")):
-            raise SystemExit(f"--baseline {baseline}: not a checkout of this repository")
+    level.blender_section(args, _run)
+
+
+def _run(args, demo_level):
+    from benchmarks import level
+
+    baseline = level.baseline_checkout(args)
     n = QUICK_SIZE if args.quick else SIZE
     repeats = 2 if args.quick else REPEATS
-    convex_tools.register()
-    try:
-        print(f"{n:,} objects, clearance {level.CLEARANCE} m; wall seconds of the check after "
-              f"the file is open, medians of {repeats} (batched, one worker per core)")
-        print(f"{'level':>12} {'baseline':>9} {'this':>7} {'classify':>9} {'share':>6} "
-              f"{'supports':>9} {'lifts':>6} {'drops':>6} {'found':>6}")
-        with tempfile.TemporaryDirectory(prefix="convex_rules_bench_") as folder:
-            for label, floor in (("scattered", False), ("on a floor", True)):
-                side = demo_level.build_scattered_level(n)
-                if floor:
-                    _floor_and_rules(side)
-                path = level._saved(folder, label.replace(" ", "_"))
-                ours, theirs = [], []
-                for _ in range(repeats):      # alternately, so that drift hits both alike
-                    if baseline:
-                        theirs.append(level._check_once(path, None, None, baseline))
-                    ours.append(level._check_once(path, True, None))
-                stats = ours[0][2]
-                check = statistics.median(r[1] for r in ours)
-                classify = statistics.median(r[2].times.get("classify", 0.0) for r in ours)
-                before = f"{statistics.median(r[1] for r in theirs):9.2f}" if theirs else \
-                    f"{'-':>9}"
-                print(f"{label:>12} {before} {check:7.2f} {classify:9.3f} "
-                      f"{100 * classify / check:5.1f}% {stats.supports:>9,} "
-                      f"{stats.lift_tests:>6,} {stats.drops:>6,} {len(ours[0][3]):>6,}",
-                      flush=True)
-                os.remove(path)
-    finally:
-        convex_tools.unregister()
+    print(f"{n:,} objects, clearance {level.CLEARANCE} m; wall seconds of the check after the "
+          f"file is open, medians of {repeats} (batched, one worker per core)")
+    print(f"{'level':>12} {'baseline':>9} {'this':>7} {'classify':>9} {'share':>6} "
+          f"{'supports':>9} {'lifts':>6} {'drops':>6} {'found':>6}")
+    with tempfile.TemporaryDirectory(prefix="convex_rules_bench_") as folder:
+        for label, floor in (("scattered", False), ("on a floor", True)):
+            side = demo_level.build_scattered_level(n)
+            if floor:
+                _floor_and_rules(side)
+            path = level._saved(folder, label.replace(" ", "_"))
+            ours, theirs = [], []
+            for _ in range(repeats):      # alternately, so that drift hits both alike
+                if baseline:
+                    theirs.append(level._check_once(path, None, None, baseline))
+                ours.append(level._check_once(path, True, None))
+            stats = ours[0][2]
+            check = statistics.median(r[1] for r in ours)
+            classify = statistics.median(r[2].times.get("classify", 0.0) for r in ours)
+            before = f"{statistics.median(r[1] for r in theirs):9.2f}" if theirs else \
+                f"{'-':>9}"
+            print(f"{label:>12} {before} {check:7.2f} {classify:9.3f} "
+                  f"{100 * classify / check:5.1f}% {stats.supports:>9,} "
+                  f"{stats.lift_tests:>6,} {stats.drops:>6,} {len(ours[0][3]):>6,}",
+                  flush=True)
+            os.remove(path)
     print("classify: support, sunk, floating (with its drop sweeps) and the fixes, after the "
           "pairs are measured; share: of this checkout's check; supports: resting pairs; "
           "lifts: touching pairs whose push direction needed a lift test; drops: drop sweeps "
