@@ -593,7 +593,9 @@ class LevelCheck:
             sup = None
             if m.signed <= settings.floating:
                 step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
-                a, b = self.shapes[i], self.shapes[j]
+                # (The entries as given: a convex shape the batch measured is not made here
+                # unless a lift test needs it.)
+                a, b = _raw(self.shapes, i), _raw(self.shapes, j)
                 if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
                     # A compound or mesh touches in several places: any part may hold it up.
                     _reset(a, b)
@@ -606,6 +608,7 @@ class LevelCheck:
                         up = float(direction[2])
                     else:
                         lifts += 1
+                        a, b = self.shapes[i], self.shapes[j]
                         _reset(a, b)
                         up = classify.lift_slope(a, b, m.signed, step)
             # Who rests on whom: j supports i when i's push direction is near up, i supports
