@@ -595,9 +595,10 @@ class LevelCheck:
                 step = classify.LIFT * settings.floating or classify.LIFT_OF_SIZE * scale
                 # (The entries as given: a convex shape the batch measured is not made here
                 # unless a lift test needs it.)
-                a, b = _raw(self.shapes, i), _raw(self.shapes, j)
-                if isinstance(a, ConcaveShape) or isinstance(b, ConcaveShape):
+                if isinstance(_raw(self.shapes, i), ConcaveShape) or \
+                        isinstance(_raw(self.shapes, j), ConcaveShape):
                     # A compound or mesh touches in several places: any part may hold it up.
+                    a, b = self.shapes[i], self.shapes[j]
                     _reset(a, b)
                     side = classify.concave_support(a, b, settings.floating, step, tolerance,
                                                     scale, cos_up)
