@@ -67,3 +67,26 @@ def rigid(obj, shape, body_type='PASSIVE'):
         bpy.ops.rigidbody.object_add(type=body_type)
     obj.rigid_body.collision_shape = shape
     return obj
+
+
+def _unit_cube_mesh():
+    import bmesh
+
+    mesh = bpy.data.meshes.get("level_test_cube")
+    if mesh is None:
+        mesh = bpy.data.meshes.new("level_test_cube")
+        bm = bmesh.new()
+        bmesh.ops.create_cube(bm, size=1.0)
+        bm.to_mesh(mesh)
+        bm.free()
+    return mesh
+
+
+def cube(name, location, scale=(1.0, 1.0, 1.0), rotation=(0.0, 0.0, 0.0), collection=None):
+    """A unit cube (half extent 0.5) object; shares one mesh like linked duplicates do."""
+    obj = bpy.data.objects.new(name, _unit_cube_mesh())
+    obj.location = location
+    obj.scale = scale
+    obj.rotation_euler = rotation
+    (collection or bpy.context.scene.collection).objects.link(obj)
+    return obj

@@ -7,6 +7,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from bpy_helpers import cube  # noqa: E402
 from convex_tools import level_check  # noqa: E402
 from convex_tools.core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE,  # noqa: E402
                                      CheckCancelled, Stats, report_json)
@@ -16,29 +17,6 @@ from convex_tools.core.level import (OVERLAP, TOO_CLOSE, TOUCH_TOLERANCE,  # noq
 def empty_scene():
     bpy.ops.wm.read_factory_settings(use_empty=True)
     yield bpy.context.scene
-
-
-def _unit_cube_mesh():
-    import bmesh
-
-    mesh = bpy.data.meshes.get("level_test_cube")
-    if mesh is None:
-        mesh = bpy.data.meshes.new("level_test_cube")
-        bm = bmesh.new()
-        bmesh.ops.create_cube(bm, size=1.0)
-        bm.to_mesh(mesh)
-        bm.free()
-    return mesh
-
-
-def cube(name, location, scale=(1.0, 1.0, 1.0), rotation=(0.0, 0.0, 0.0), collection=None):
-    """A unit cube (half extent 0.5) object; shares one mesh like linked duplicates do."""
-    obj = bpy.data.objects.new(name, _unit_cube_mesh())
-    obj.location = location
-    obj.scale = scale
-    obj.rotation_euler = rotation
-    (collection or bpy.context.scene.collection).objects.link(obj)
-    return obj
 
 
 def pairs(findings):

@@ -9,6 +9,7 @@ bpy = pytest.importorskip("bpy")
 import numpy as np  # noqa: E402
 
 import convex_tools  # noqa: E402
+from bpy_helpers import cube  # noqa: E402
 from convex_tools import api, level_check  # noqa: E402
 from convex_tools.core.rules import RulesError  # noqa: E402
 
@@ -47,24 +48,8 @@ def addon():
         convex_tools.unregister()
 
 
-def cube_mesh():
-    import bmesh
-
-    mesh = bpy.data.meshes.get("cube")
-    if mesh is None:
-        mesh = bpy.data.meshes.new("cube")
-        bm = bmesh.new()
-        bmesh.ops.create_cube(bm, size=1.0)
-        bm.to_mesh(mesh)
-        bm.free()
-    return mesh
-
-
 def add(name, location, scale=(1, 1, 1), collection=None):
-    obj = bpy.data.objects.new(name, cube_mesh())
-    obj.location, obj.scale = location, scale
-    (collection or bpy.context.scene.collection).objects.link(obj)
-    return obj
+    return cube(name, location, scale, collection=collection)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 import convex_tools  # noqa: E402
+from bpy_helpers import boxes  # noqa: E402
 from convex_tools import overlay, traversal_check  # noqa: E402
 from convex_tools.core.rules import Rules  # noqa: E402
 
@@ -32,18 +33,7 @@ def addon():
 
 
 def box(name, lower, upper):
-    import bmesh
-
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_cube(bm, size=1.0)
-    bm.to_mesh(mesh)
-    bm.free()
-    obj = bpy.data.objects.new(name, mesh)
-    obj.location = [(a + b) / 2 for a, b in zip(lower, upper)]
-    obj.scale = [b - a for a, b in zip(lower, upper)]
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
+    return boxes(name, [(lower, upper)])
 
 
 def start(name, location):
