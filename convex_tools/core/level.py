@@ -630,9 +630,9 @@ class LevelCheck:
                 if m.signed >= -tolerance:
                     continue                     # resting contact: never too close
             if m.signed < -tolerance:
-                found.append(self._pair_finding(OVERLAP, m, need, "overlap"))
+                found.append(self._pair_finding(OVERLAP, m, need))
             elif need > 0.0 and m.signed < need:
-                found.append(self._pair_finding(TOO_CLOSE, m, need, "too_close"))
+                found.append(self._pair_finding(TOO_CLOSE, m, need))
         if self.finished:
             found.extend(self._floating(supported))
         self.stats.supports, self.stats.lift_tests = supports, lifts
@@ -711,7 +711,7 @@ class LevelCheck:
         t = np.asarray(translation_of_i, dtype=float)
         return info.mover, (t if k == m.i else -t), None
 
-    def _pair_finding(self, kind, m, need, _what):
+    def _pair_finding(self, kind, m, need):
         i, j = m.i, m.j
         if kind == OVERLAP:
             translation = m.point_b - m.point_a          # moving i by it leaves them touching
