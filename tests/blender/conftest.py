@@ -16,3 +16,17 @@ def addon():
         yield convex_tools
     finally:
         convex_tools.unregister()
+
+
+@pytest.fixture(scope="module")
+def registered():
+    """Convex Tools registered for a whole test module (left as found: a module run after
+    another that registered it does not unregister it)."""
+    import convex_tools
+
+    already = hasattr(bpy.types.Scene, "convex_traversal")
+    if not already:
+        convex_tools.register()
+    yield convex_tools
+    if not already:
+        convex_tools.unregister()

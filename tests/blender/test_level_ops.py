@@ -4,18 +4,13 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-import convex_tools  # noqa: E402
 from convex_tools import cli, operators  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def addon():
-    already = hasattr(bpy.types.Scene, "convex_level")
-    if not already:
-        convex_tools.register()
-    yield
-    if not already:
-        convex_tools.unregister()
+def addon(registered):
+    """The add-on registered for this module (``conftest.registered``)."""
+    return registered
 
 
 @pytest.fixture

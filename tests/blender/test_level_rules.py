@@ -8,7 +8,6 @@ bpy = pytest.importorskip("bpy")
 
 import numpy as np  # noqa: E402
 
-import convex_tools  # noqa: E402
 from bpy_helpers import cube  # noqa: E402
 from convex_tools import api, level_check  # noqa: E402
 from convex_tools.core.rules import RulesError  # noqa: E402
@@ -39,13 +38,9 @@ ignore = true
 
 
 @pytest.fixture(scope="module")
-def addon():
-    already = hasattr(bpy.types.Scene, "convex_level")
-    if not already:
-        convex_tools.register()
-    yield
-    if not already:
-        convex_tools.unregister()
+def addon(registered):
+    """The add-on registered for this module (``conftest.registered``)."""
+    return registered
 
 
 def add(name, location, scale=(1, 1, 1), collection=None):

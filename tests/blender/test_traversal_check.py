@@ -6,7 +6,6 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-import convex_tools  # noqa: E402
 from bpy_helpers import boxes  # noqa: E402
 from convex_tools import overlay, traversal_check  # noqa: E402
 from convex_tools.core.rules import Rules  # noqa: E402
@@ -23,13 +22,9 @@ blocks_agent = false
 
 
 @pytest.fixture(scope="module")
-def addon():
-    already = hasattr(bpy.types.Scene, "convex_traversal")
-    if not already:
-        convex_tools.register()
-    yield
-    if not already:
-        convex_tools.unregister()
+def addon(registered):
+    """The add-on registered for this module (``conftest.registered``)."""
+    return registered
 
 
 def box(name, lower, upper):
