@@ -103,20 +103,6 @@ def lift_slope(a, b, signed, step):
     return -(down - max(signed, 0.0)) / step
 
 
-def pair_slope(a, b, signed, normal, step, tolerance, scale):
-    """Up component of the push direction of convex ``a`` from convex ``b`` (``signed`` their
-    signed distance, ``normal`` the contact normal from a toward b when known)."""
-    m = Measured(-1, -1, -1, signed, np.zeros(3), np.zeros(3), normal)
-    if signed > 0.0 or normal is not None:
-        result = distance(a, b) if signed > 0.0 else None
-        if result is not None:
-            m = m._replace(point_a=result.point_a, point_b=result.point_b)
-        direction = push_direction(m, tolerance, scale)
-        if direction is not None:
-            return float(direction[2])
-    return lift_slope(a, b, signed, step)
-
-
 def concave_support(a, b, floating, step, tolerance, scale, cos_up) -> int:
     """Whether a part of ``b`` holds ``a`` up (+1), a part of ``a`` holds ``b`` up (-1), or
     neither (0), for concave shapes (a compound or a triangle mesh on either side): the part
@@ -138,7 +124,12 @@ def concave_support(a, b, floating, step, tolerance, scale, cos_up) -> int:
         elif signed.distance > floating:
             continue
         else:
-            up = pair_slope(part_a, part_b, signed.distance, None, step, tolerance, scale)
+            # Apart within reach: the direction between the closest points, else (touching)
+            # the lift test.
+            direction = push_direction(Measured(-1, -1, -1, signed.distance, signed.point_a,
+                                                signed.point_b), tolerance, scale)
+            up = float(direction[2]) if direction is not None else \
+                lift_slope(part_a, part_b, signed.distance, step)
         if up >= cos_up:
             return 1
         if -up >= cos_up:

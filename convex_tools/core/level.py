@@ -55,15 +55,12 @@ import numpy as np
 from . import batch, broadphase, classify, concave
 from .compound import Compound, ConcaveShape
 from .hull import Hull
+from .intrusion import mesh_intrusion
 from .placement import LazyShapes, PoseTable, world_aabbs
 from .queries import distance, penetration
 from .rules import EntryInfo, Rules
 from .shapes import ConvexHullOf, MinkowskiSum, Transformed
 
-try:        # the mesh intrusion depth (issue 18), when its module is present
-    from .intrusion import mesh_intrusion
-except ImportError:     # pragma: no cover
-    mesh_intrusion = None
 
 # Overlaps no deeper than this are two surfaces resting on each other, not a collision (model
 # units: 0.1 mm in a level modelled in metres; well above the float noise of snapped vertices
@@ -841,8 +838,7 @@ def _mesh_contact(a, b, result, tolerance):
     distance, where no triangle is entered deeper than ``tolerance``); None when the pair is
     not a convex shape and a triangle mesh."""
     mesh_a, mesh_b = getattr(a, "is_mesh", False), getattr(b, "is_mesh", False)
-    if mesh_intrusion is None or mesh_a == mesh_b or isinstance(b if mesh_a else a,
-                                                                ConcaveShape):
+    if mesh_a == mesh_b or isinstance(b if mesh_a else a, ConcaveShape):
         return None
     flip = bool(mesh_a)
     convex, mesh = (b, a) if flip else (a, b)

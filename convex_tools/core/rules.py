@@ -554,9 +554,3 @@ def _line_of(lines, section, key):
         if key and current == section and re.match(rf"^\s*{re.escape(key)}\s*=", line):
             return number
     return header_line
-
-
-def implicit_rules(clearance=None, touch_tolerance=None, floating=None) -> Rules:
-    """The rules of today's flags alone (no file)."""
-    return Rules().with_flags(clearance=clearance, touch_tolerance=touch_tolerance,
-                              floating=floating)
