@@ -580,11 +580,9 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
     unchecked = level_run.unchecked
     # Rule groups that match no object of this file: a warning only if they match nothing in
     # any file (``core.gate``), as the options' patterns.
-    rules = getattr(level_run, "rules", None)
-    groups = []
-    if rules is not None and level_run.check is not None and hasattr(rules, "unmatched_groups"):
-        groups = [f"{rules.source}: group {name}"
-                  for name in rules.unmatched_groups(level_run.check.assign)]
+    rules = level_run.rules
+    groups = [] if level_run.check is None else [
+        f"{rules.source}: group {name}" for name in rules.unmatched_groups(level_run.check.assign)]
     units = scene.unit_settings
     section = core_report.file_section(
         label, findings=findings,
@@ -594,14 +592,11 @@ def _check_file(args, path, load, tolerance, out, err, several=False):
                "length_unit": units.length_unit},
         objects_checked=stats.objects,
         objects_with_own_clearance=level_run.own_clearances,
-        objects_skipped=[{"object": n, "reason": r} for n, r in level_run.skipped],
-        objects_excluded=_listed(getattr(level_run, "excluded", ())),
-        objects_unchecked=[{"object": n, "reason": r} for n, r in unchecked],
+        objects_skipped=_listed(level_run.skipped),
+        objects_excluded=_listed(level_run.excluded),
+        objects_unchecked=_listed(unchecked),
         unmatched=_unmatched(args, level_run, scene) + groups,
-        warnings=[str(w) for w in getattr(level_run, "warnings", ()) if str(w) not in
-                  {f"{g} matches no object" for g in groups} |
-                  {f"ignore {p!r} matches nothing"
-                   for p in getattr(level_run, "unmatched_ignores", ())}],
+        warnings=[str(w) for w in level_run.warnings],
         rules=None if rules is None or not rules.source else
         {"path": rules.source, "sha256": rules.sha256},
         traversal=None if travel is None else travel.summary())
@@ -629,35 +624,21 @@ def _traversal(args, level_run, progress):
     return travel, ""
 
 
-def _listed(items):
-    """(name, reason) pairs or dicts as the report's {"object", "reason"}."""
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            out.append({"object": item.get("object") or item.get("name"),
-                        "reason": item.get("reason")})
-        else:
-            name, reason = item
-            out.append({"object": name, "reason": reason})
-    return out
+def _listed(pairs):
+    """(name, reason) pairs as the report's {"object", "reason"}."""
+    return [{"object": name, "reason": reason} for name, reason in pairs]
 
 
 def _unmatched(args, level_run, scene) -> list:
     """The patterns of the options that match nothing in this file, as the option reads."""
-    import bpy
-
     objects = {o.name for o in scene.objects} | set(level_run.names) | \
         {n for n, _ in level_run.skipped} | {e.obj.name for e in level_run.kept}
-    collections = {c.name for c in bpy.data.collections}
 
     def matches(pattern, names):
         return pattern in names or any(fnmatch.fnmatchcase(n, pattern) for n in names)
 
     # The collector knows what each --ignore left out (instances included).
-    unmatched_ignores = getattr(level_run, "unmatched_ignores", None)
-    if unmatched_ignores is None:
-        unmatched_ignores = [p for p in args.ignore if not matches(p, objects | collections)]
-    out = [f"--ignore {p}" for p in unmatched_ignores]
+    out = [f"--ignore {p}" for p in level_run.unmatched_ignores]
     out += [f"--ignore-pair {a} {b}" for a, b in args.ignore_pair
             if not (matches(a, objects) and matches(b, objects))]
     out += [f"--object-clearance {p}" for p, _ in args.object_clearance

@@ -103,8 +103,6 @@ class LevelRun:
         # listed, never an error.
         self.excluded = list(collected.excluded)
         self.unmatched_ignores = list(collected.unmatched_ignores)
-        self.warnings.extend(f"ignore {name!r} matches nothing"
-                             for name in self.unmatched_ignores)
         self.clearance = clearance
         self.options = dict(clearances=clearances, touch_tolerance=touch_tolerance,
                             ignore_pairs=ignore_pairs)
@@ -283,9 +281,6 @@ class LevelRun:
                                 aabbs=aabbs, table=table, batched=self.batched,
                                 rules=self.rules, infos=infos, flag_clearances=flag,
                                 floating=self.rule_options["floating"])
-        unmatched = self.rules.unmatched_groups(self.check.assign)
-        self.warnings.extend(f"{self.rules.source}: group {name} matches no object"
-                             for name in unmatched)
 
 
 # Objects converted per step of ``LevelRun.step`` (a few milliseconds of work).

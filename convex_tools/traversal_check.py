@@ -50,6 +50,7 @@ class TraversalRun:
     findings: list
     level_run: object
     start_names: list
+    seconds: float = 0.0       # how long the check took (the command line's phase times)
 
     def summary(self) -> dict:
         """The report's ``traversal`` record: agent, grid, areas, the starts asked for and
