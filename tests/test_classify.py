@@ -9,7 +9,7 @@ import pytest
 
 from convex_tools.core import Box, Sphere, posed, translated
 from convex_tools.core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE,
-                                     check_shapes)
+                                     Stats, check_shapes)
 from convex_tools.core.rules import EntryInfo, Rules
 
 RULES = """
@@ -254,12 +254,14 @@ def test_findings_carry_rule_and_severity():
 def test_findings_do_not_depend_on_jobs_or_batching():
     rng = np.random.default_rng(5)
     items = [floor()]
-    for k in range(700):
+    for k in range(1600):
         x, y = rng.uniform(-9, 9, 2)
         bottom = float(rng.choice([0.0, 0.005, 0.03, -0.05, 0.4]))
-        items.append(crate(x, y, bottom, float(rng.uniform(0.2, 0.6)), name=f"Crate.{k:03d}"))
+        items.append(crate(x, y, bottom, float(rng.uniform(0.2, 0.6)), name=f"Crate.{k:04d}"))
     one = check(*items)
-    assert one == check(*items, jobs=2)               # byte for byte, whatever the jobs
+    stats = Stats()
+    assert one == check(*items, jobs=2, stats=stats)  # byte for byte, whatever the jobs
+    assert stats.times.get("jobs") == 2               # (worker processes measured pairs)
     # The single queries give the same findings (witness points may differ where a face
     # touches a face: any point of the contact region is a witness).
     single = check(*items, batched=False)
