@@ -245,6 +245,58 @@ def _shifted(matrix, offset):
     return m
 
 
+def _standing(shape_local, x, y, yaw, bottom):
+    """``shape_local`` turned by ``yaw`` about +Z and moved so that its bottom (at local
+    z = ``bottom``) stands on the plane z = 0 at (x, y)."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    m = np.eye(4)
+    m[:3, :3] = ((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0))
+    m[:3, 3] = (x, y, -bottom)
+    return Transformed(shape_local, m)
+
+
+def test_props_on_one_ground_plane_are_measured_by_the_batch(rng):
+    """Props standing on one floor with upright sides: GJK's simplex lies in the floor's plane
+    through the origin (every level direction finds bottom corners at z = 0), so GJK ends on a
+    flat simplex although the props overlap deeply. The batch lifts it into a tetrahedron and
+    measures the depth by EPA, as the single query does; props that only touch side by side or
+    stand apart are not called deep."""
+    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
+                           for z in (0.0, 0.9)]))
+    rock = Hull(np.vstack([rng.normal(size=(20, 3)) * (0.5, 0.4, 0.3) + (0, 0, 0.4),
+                           [(0.3, 0.2, 0.0), (-0.3, 0.1, 0.0), (0.0, -0.3, 0.0)]]))
+    rock = Hull(rock.vertices[rock.vertices[:, 2] >= 0.0])
+    shapes = []
+    for _ in range(300):
+        a = _standing(crate if rng.random() < 0.5 else rock, 0.0, 0.0,
+                      rng.uniform(0, 2 * math.pi), 0.0)
+        b = _standing(crate if rng.random() < 0.5 else rock, *rng.uniform(-0.6, 0.6, 2),
+                      rng.uniform(0, 2 * math.pi), 0.0)
+        shapes += [a, b]
+    # Two crates side by side, faces touching: not deep (the origin on C's boundary).
+    shapes += [_standing(crate, 0.0, 0.0, 0.0, 0.0), _standing(crate, 1.0, 0.0, 0.0, 0.0)]
+    pairs = np.arange(len(shapes)).reshape(-1, 2)
+    table = PoseTable.from_shapes(shapes)
+    res = batch.run(table, pairs[:, 0], pairs[:, 1])
+    sc = batch.screen(table, pairs, np.zeros(len(pairs)))
+    assert not res.deep[-1] and not sc.measured[-1]
+    overlapping = [k for k in range(len(pairs) - 1)
+                   if penetration(shapes[2 * k], shapes[2 * k + 1]) is not None
+                   and penetration(shapes[2 * k], shapes[2 * k + 1]).depth > 1e-6]
+    assert len(overlapping) > 200
+    # Nearly every overlapping pair is measured by the batch (without the lift: two in three).
+    assert sc.measured[overlapping].mean() >= 0.95
+    for k in np.flatnonzero(sc.measured).tolist():
+        a, b = shapes[pairs[k, 0]], shapes[pairs[k, 1]]
+        single = penetration(a, b)
+        scale = max(size(a), size(b))
+        assert sc.depth[k] == pytest.approx(single.depth, abs=1e-10 * scale)
+        for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
+            assert off_shape(shape, point) <= 1e-9 * scale
+        moved = Transformed(a.shape, _shifted(a.matrix, -sc.depth[k] * sc.normal[k]))
+        assert abs(distance(moved, b).distance) <= 1e-9 * scale
+
+
 def test_batched_epa_hands_over_what_it_cannot_finish(rng):
     shapes = polytope_set(rng, 400)
     pairs = np.arange(400).reshape(-1, 2)

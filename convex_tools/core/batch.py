@@ -30,7 +30,11 @@ otherwise):
   decision goes to the single query, which has it;
 - a stall (no progress after ``STALL_RETRIES``), the iteration cap, or a repeated support point
   that never separated (``gjk.undecided``; touching or nearly) is FALLBACK, where ``gjk.run``
-  ends on its best state, asks MPR (``mpr.holding_tetrahedron``) or calls it touching.
+  ends on its best state, asks MPR (``mpr.holding_tetrahedron``) or calls it touching;
+- a flat simplex holding the origin (a triangle, or a flat tetrahedron: props standing on one
+  ground plane end so) is lifted into a tetrahedron by two more support calls
+  (``_lift_flat``), as ``epa`` grows GJK's triangle before its expansion, so that the batched
+  EPA can measure the pair.
 
 A pair the batch cannot decide — a stall of the descent, the iteration cap, a repeated support
 point without a separating axis (touching), or a shape it has no family for (``placement``:
@@ -268,6 +272,7 @@ def _run_chunk(table, ia, ib, need, out, offset):
             idx = idx[keep]
             st.compact(keep)
 
+    _lift_flat(table, ia, ib, results)
     _finish(results, ma_all, mb_all, table.extent[ia], table.extent[ib], out, offset)
 
 
@@ -596,6 +601,85 @@ def _inradius_bound(W):
     return best
 
 
+def _lift_flat(table, ia, ib, res):
+    """Pairs whose GJK ended on a flat simplex holding the origin — a triangle (TOUCHING) or a
+    flat tetrahedron (INTERSECTING, no depth certified) — lifted into a tetrahedron holding it
+    when C reaches past the simplex's plane on both sides.
+
+    This is the usual end on a level: props standing on one ground plane with upright sides
+    give support points at the same height along every level direction, so GJK's simplex lies
+    in that plane through the origin, although the shapes overlap deeply (``epa``'s
+    ``_from_triangle`` grows the simplex the same way). Of the (up to four) triangles of the
+    simplex the one holding the origin most squarely is kept (one holds it: Carathéodory in the
+    plane), with C's support points u along its normal m and l along −m. When both lie beyond
+    the plane by more than the slack, the origin is inside the double pyramid of the triangle
+    and u, l; the pair then ends INTERSECTING with the tetrahedron (triangle, u) for EPA — the
+    origin on its base face — and ``inside``, the origin's least distance to the pyramid's
+    six faces, certifies the overlap as GJK's own tetrahedra do. Other pairs stay as they
+    were (the single query decides them)."""
+    size = res.size
+    flat = ((res.code == TOUCHING) & (size == 3)) | \
+        ((res.code == INTERSECTING) & (size == 4) & (res.inside <= res.slack))
+    rows = np.flatnonzero(flat)
+    if not len(rows):
+        return
+    A, B = res.tet_a[rows], res.tet_b[rows]                    # (m, 4, 3)
+    W = A - B
+    m = len(rows)
+    mr = np.arange(m)
+    # The triangle holding the origin most squarely (a lone triangle's slot 3 is NaN: the
+    # faces through it give no coordinates).
+    best_tri = np.zeros((m, 3), dtype=np.int64)
+    best_min = np.full(m, -np.inf)
+    for f in _FACES:
+        p, q, r = W[:, f[0]], W[:, f[1]], W[:, f[2]]
+        n = _cross(q.T - p.T, r.T - p.T)                       # (3, m)
+        lam = np.stack([_dot(n, _cross(b.T, c.T)) for b, c in ((q, r), (r, p), (p, q))])
+        total = lam.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            least = np.where(total > 0.0, lam.min(axis=0) / np.where(total > 0.0, total, 1.0),
+                             -np.inf)
+        least = np.where(np.isfinite(least), least, -np.inf)
+        better = least > best_min
+        best_min = np.where(better, least, best_min)
+        best_tri[better] = f
+    ok = best_min >= 0.0
+    tri = [W[mr, best_tri[:, c]] for c in range(3)]             # (m, 3) each
+    n = _cross((tri[1] - tri[0]).T, (tri[2] - tri[0]).T)
+    nn = np.sqrt(_dot(n, n))
+    ok &= nn > 0.0
+    n = n / np.where(nn > 0.0, nn, 1.0)
+    ia_r, ib_r = ia[rows], ib[rows]
+    ua = table.support(ia_r, n)
+    ub = table.support(ib_r, -n)
+    la = table.support(ia_r, -n)
+    lb = table.support(ib_r, n)
+    u, low = ua - ub, la - lb
+    res.calls[rows] += 2
+    # The pyramid's side faces (p, q, x) for x in (u, l): the origin's distance to each plane.
+    inside = np.full(m, np.inf)
+    for x in (u, low):
+        for c in range(3):
+            p, q = tri[c].T, tri[(c + 1) % 3].T
+            fn = _cross(p - x, q - x)
+            fl = np.sqrt(_dot(fn, fn))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                h = np.where(fl > 0.0, np.abs(_dot(fn, x)) / np.where(fl > 0.0, fl, 1.0), 0.0)
+            inside = np.minimum(inside, h)
+    slack = res.slack[rows]
+    ok &= (_dot(n, u) > slack) & (-_dot(n, low) > slack) & (inside > slack) \
+        & np.isfinite(inside)
+    rows, mr = rows[ok], mr[ok]
+    if not len(rows):
+        return
+    res.code[rows] = INTERSECTING
+    res.inside[rows] = inside[ok]
+    for arr, top in ((res.tet_a, ua), (res.tet_b, ub)):
+        pts = A if arr is res.tet_a else B
+        arr[rows, :3] = pts[mr[:, None], best_tri[mr]]
+        arr[rows, 3] = top[:, ok].T
+
+
 # --- answers ---------------------------------------------------------------------------------
 class _Results:
     """What each finished pair ended with, gathered in chunk rows until ``_finish``."""
@@ -609,6 +693,7 @@ class _Results:
         self.slack = np.zeros(k)           # CLEAR_SLACK of the pair's size and coordinates
         self.tet_a = np.full((k, 4, 3), np.nan)    # that tetrahedron's support points on A
         self.tet_b = np.full((k, 4, 3), np.nan)    # ... and on B (where EPA starts)
+        self.size = np.zeros(k, dtype=np.int64)    # points in the final simplex
 
     def store(self, rows, st, srows, codes):
         self.code[rows] = codes
@@ -617,11 +702,15 @@ class _Results:
         self.pb[:, rows] = (st.B[:, :, srows] * lam[:, None, :]).sum(axis=0)
         self.calls[rows] = st.calls[srows]
         self.slack[rows] = CLEAR_SLACK * (np.sqrt(st.max_w2[srows]) + st.reach[srows])
+        self.size[rows] = st.n[srows]
         tet = np.flatnonzero((codes == INTERSECTING) & (st.n[srows] == 4))
         if len(tet):
             self.inside[rows[tet]] = _inradius_bound(st.W[:, :, srows[tet]])
-            self.tet_a[rows[tet]] = st.A[:, :, srows[tet]].transpose(2, 0, 1)
-            self.tet_b[rows[tet]] = st.B[:, :, srows[tet]].transpose(2, 0, 1)
+        # (A triangle holding the origin, TOUCHING, keeps its points too: ``_lift_flat``.)
+        held = np.flatnonzero(np.isin(codes, (INTERSECTING, TOUCHING)) & (st.n[srows] >= 3))
+        if len(held):
+            self.tet_a[rows[held]] = st.A[:, :, srows[held]].transpose(2, 0, 1)
+            self.tet_b[rows[held]] = st.B[:, :, srows[held]].transpose(2, 0, 1)
 
 
 def _finish(res, ma, mb, size_a, size_b, out, offset):
