@@ -26,9 +26,10 @@ Look-up is by ``type(shape)``: ``kind_of`` walks the MRO for a subclass (it inhe
 batch description and feature, as the ``isinstance`` tests these replaced did) and caches the
 answer per type; ``own_kind`` is the entry of exactly that type, which is what the closed-form
 ray cast reads (a subclass may change the support mapping, and a wrong exact hit is silent,
-so a subclass keeps the GJK ray cast unless it registers its own entry). Types without an entry
-(a user's shape: ``Custom``, or a ``Shape`` subclass of their own) get ``UNKNOWN``: not batched,
-no closed form, a hull's feature if they have ``vertices``, else the sampled feature.
+so a subclass keeps the GJK ray cast unless it registers its own entry). A type with no entry
+of its own or of a base (a ``Shape`` subclass of the user's) gets ``UNKNOWN``: not batched, no
+closed form, a hull's feature if its shapes have ``vertices``, else the sampled feature; that is
+also the entry of ``Custom``, the adapter of a user's support mapping.
 
 Register a kind where its class is defined, at import: worker processes that unpickle its
 shapes import that module and so register it too.
@@ -107,7 +108,8 @@ class Kind:
 
     @property
     def support(self):
-        """The single support mapping: the class's own ``support_xyz``."""
+        """The single support mapping: the class's own ``support_xyz`` (for ``Transformed`` and
+        ``Custom`` the slot where each shape keeps the closure it builds)."""
         return self.shape_type.support_xyz
 
     def __repr__(self) -> str:
@@ -152,11 +154,6 @@ def kind_of(shape_type) -> Kind:
 def own_kind(shape_type) -> Kind | None:
     """The entry registered for exactly ``shape_type``, else None."""
     return _TABLE.get(shape_type)
-
-
-def registered() -> tuple:
-    """The types that have an entry of their own."""
-    return tuple(_TABLE)
 
 
 # --- the primitives ---------------------------------------------------------------------------
