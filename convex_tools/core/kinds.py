@@ -144,11 +144,12 @@ def unregister(shape_type) -> None:
 
 def kind_of(shape_type) -> Kind:
     """The entry shapes of ``shape_type`` use: their own, the nearest base's, or UNKNOWN."""
-    kind = _RESOLVED.get(shape_type)
-    if kind is None:
-        kind = next((_TABLE[t] for t in shape_type.__mro__ if t in _TABLE), UNKNOWN)
-        _RESOLVED[shape_type] = kind
-    return kind
+    try:
+        return _RESOLVED[shape_type]
+    except KeyError:
+        kind = _RESOLVED[shape_type] = next(
+            (_TABLE[t] for t in shape_type.__mro__ if t in _TABLE), UNKNOWN)
+        return kind
 
 
 def own_kind(shape_type) -> Kind | None:
