@@ -14,7 +14,8 @@ The steps:
    of the direction within the angle of zero are "free"), cylinders, discs and cones have flat
    caps and straight side lines, hulls their supporting face most aligned with the normal (from
    their triangles), rounded shapes the feature of their core pushed out by the margin, sums and
-   hulls of shapes combine their parts' features. Caps of round shapes, and shapes of any other
+   hulls of shapes combine their parts' features (each shape type's entry in ``kinds`` names
+   which of these forms its feature takes). Caps of round shapes, and shapes of any other
    kind, are sampled with the Perturbed Sampling Manifold (seed 001 §2.6, Alg. 13): the support
    along n tilted by a small angle and turned around n. Its known trouble (seed 001 §2.6) —
    curved surfaces and large shapes spreading the samples, cylinders' and cones' sides — is kept
@@ -38,13 +39,13 @@ import weakref
 
 import numpy as np
 
+from . import kinds
 from . import validation
 from . import planar
 from .geometry import LENGTH_FLOOR, tangent_basis
 from .penetration import penetration
 from .results import Manifold
-from .shapes import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc, Ellipsoid, MinkowskiSum,
-                     Point, Rectangle, RoundBox, Segment, Shape, Sphere, Transformed)
+from .shapes import Shape
 
 # A face (or edge) of a shape counts as facing the normal when its own normal is within this
 # angle (radians) of it: slightly tilted resting contacts still get all their corners.
@@ -155,44 +156,33 @@ def support_feature(shape: Shape, direction) -> list:
     """Points (ndarrays) spanning the feature of ``shape`` farthest along ``direction``.
 
     A face gives its corners (a polygon, in no particular order), an edge its two ends, a vertex
-    or a curved surface one point.
+    or a curved surface one point. A rounded shape's is its core's pushed out by the margin;
+    otherwise the shape's kind (``kinds``) names the form of its feature.
     """
     d = np.asarray(direction, float)
-    d = d / np.linalg.norm(d)
+    d = d / math.sqrt(d.dot(d))          # np.linalg.norm's value, without its 1.5 µs of checks
     if shape.margin > 0.0 and shape.core is not shape:
         return [p + shape.margin * d for p in support_feature(shape.core, d)]
-    if isinstance(shape, Transformed):
-        m = shape.matrix
-        local = support_feature(shape.shape, m[:3, :3].T @ d)
-        return list(np.asarray(local) @ m[:3, :3].T + m[:3, 3])
-    if isinstance(shape, Box):
-        return _box_feature(shape.half_extents, d)
-    if isinstance(shape, Rectangle):
-        hx, hy = shape.half_extents
-        return _box_feature(np.array((hx, hy, 0.0)), d)
-    if isinstance(shape, Segment):
-        return _box_feature(np.array((0.0, 0.0, shape.half_length)), d)
-    if isinstance(shape, Point):
-        return [np.zeros(3)]
-    if isinstance(shape, (Cylinder, Disc)):
-        h = shape.half_height if isinstance(shape, Cylinder) else 0.0
-        return _cylinder_feature(shape, shape.radius, h, d)
-    if isinstance(shape, Cone):
-        return _cone_feature(shape, d)
-    if isinstance(shape, (Sphere, Ellipsoid, Capsule, RoundBox)):
-        return [shape.support(d)]            # curved (rounded ones reach here without margin)
-    if isinstance(shape, MinkowskiSum):
-        fa, fb = support_feature(shape.a, d), support_feature(shape.b, d)
-        return [p + q for p in fa for q in fb]
-    if isinstance(shape, ConvexHullOf):
-        pts = support_feature(shape.a, d) + support_feature(shape.b, d)
-        return _band(pts, d)
-    if getattr(shape, "vertices", None) is not None:     # Hull
-        return _hull_feature(shape, d)
-    return sample_feature(shape, d)
+    form, *sizes = kinds.kind_of(type(shape)).feature(shape)
+    return _FEATURES[form](shape, d, *sizes)
 
 
-def _box_feature(half, d):
+def _transformed_feature(shape, d):
+    m = shape.matrix
+    local = support_feature(shape.shape, m[:3, :3].T @ d)
+    return list(np.asarray(local) @ m[:3, :3].T + m[:3, 3])
+
+
+def _sum_feature(shape, d):
+    fa, fb = support_feature(shape.a, d), support_feature(shape.b, d)
+    return [p + q for p in fa for q in fb]
+
+
+def _hull_of_feature(shape, d):
+    return _band(support_feature(shape.a, d) + support_feature(shape.b, d), d)
+
+
+def _box_feature(_, d, half):
     """Corners of the box face/edge/vertex along d: axes with |d_i| <= sin(angle) are free."""
     free = np.abs(d) <= math.sin(FEATURE_ANGLE)
     signs = [(-1.0, 1.0) if free[i] else (math.copysign(1.0, d[i]),) for i in range(3)]
@@ -200,7 +190,7 @@ def _box_feature(half, d):
             for sx in signs[0] for sy in signs[1] for sz in signs[2]]
 
 
-def _cylinder_feature(shape, r, h, d):
+def _cylinder_feature(shape, d, r, h):
     across = math.hypot(d[0], d[1])
     sin_a = math.sin(FEATURE_ANGLE)
     if across <= sin_a:
@@ -211,8 +201,7 @@ def _cylinder_feature(shape, r, h, d):
     return [shape.support(d)]
 
 
-def _cone_feature(shape, d):
-    r, h = shape.radius, shape.half_height
+def _cone_feature(shape, d, r, h):
     across = math.hypot(d[0], d[1])
     sin_a = math.sin(FEATURE_ANGLE)
     if across <= sin_a and d[2] < 0.0:
@@ -359,6 +348,21 @@ def sample_feature(shape, d, samples: int = PSM_SAMPLES, angle: float = PSM_ANGL
                 BAND_ROUNDING * max(lateral, float(np.max(np.abs(top)))):
             out.append(p)
     return out
+
+
+# Per feature form of the kinds (``kinds.FEATURE_*``): its points from (shape, unit d, *sizes).
+_FEATURES = {
+    kinds.FEATURE_POINT: lambda shape, d: [np.zeros(3)],
+    kinds.FEATURE_BOX: _box_feature,
+    kinds.FEATURE_CYLINDER: _cylinder_feature,
+    kinds.FEATURE_CONE: _cone_feature,
+    kinds.FEATURE_CURVED: lambda shape, d: [shape.support(d)],
+    kinds.FEATURE_HULL: _hull_feature,
+    kinds.FEATURE_SUM: _sum_feature,
+    kinds.FEATURE_HULL_OF: _hull_of_feature,
+    kinds.FEATURE_TRANSFORMED: _transformed_feature,
+    kinds.FEATURE_SAMPLED: sample_feature,
+}
 
 
 # --- the contact plane ------------------------------------------------------------------------

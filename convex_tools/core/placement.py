@@ -15,7 +15,9 @@ holds that set-up:
   ``aabbs`` gives all world boxes from six such calls;
 - ``world_aabbs(shapes)``: boxes of a list of shapes (posed or not), batched where they are.
 
-Support families (the local mapping, seed 001 Table 1, before the matrix applies):
+Support families (the local mapping, seed 001 Table 1, before the matrix applies). Which shape
+is in which family, with which parameters, is its kind's batch description (``kinds``, one table
+entry per shape type); the shapes listed are those the table puts there today:
 
     POLY   point, segment, rectangle, box          s(d) = sign(d) ∘ h
     ROUND  disc, cylinder, ellipsoid, and spheres,  s(d) = sign(d) ∘ h + ρ (dx, dy, 0)/|(dx, dy)|
@@ -24,15 +26,16 @@ Support families (the local mapping, seed 001 Table 1, before the matrix applies
     CONE   cone                                     apex, or the base rim
     HULL   Hull                                     the vertex of greatest d · x (per hull, one
                                                     matrix product for all its instances)
-    OTHER  anything else (sums, hulls of two shapes, user shapes, concave shapes): the batch
-           leaves such pairs to the single queries
+    OTHER  kinds without a batch description (sums, hulls of two shapes, user shapes,
+           triangles, concave shapes): the batch leaves such pairs to the single queries
 
 Rounded shapes are split as ``Transformed`` splits them (``shapes``): under a similarity map a
 sphere, capsule or round box is its core (a point, segment or box: POLY) plus a margin scaled by
 the map; under any other map the margin does not carry over and the whole shape is ROUND.
 
-Layering (docs/ARCHITECTURE.md): uses ``shapes`` and ``hull`` only; ``batch`` and ``level``
-use it, and the Blender layer builds its tables.
+Layering (docs/ARCHITECTURE.md): uses ``shapes`` and ``kinds`` only (the families and the rows
+of ``PoseTable.params`` are defined there, beside the descriptions that use them); ``batch`` and
+``level`` use it, and the Blender layer builds its tables.
 """
 
 from __future__ import annotations
@@ -40,19 +43,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import shapes as _shapes
-from .hull import Hull
-
-POLY, ROUND, CONE, HULL, OTHER = range(5)
-FAMILIES = (POLY, ROUND, CONE, HULL)
-
-# Rows of ``PoseTable.params`` (one column per object): the linear part B row-major, the
-# translation c, and the family's own parameters.
-B00, B01, B02, B10, B11, B12, B20, B21, B22, C0, C1, C2 = range(12)
-HX, HY, HZ = 12, 13, 14          # POLY/ROUND: half extents (0 where the shape has none)
-RHO = 15                         # ROUND: disc radius
-RX, RY, RZ = 16, 17, 18          # ROUND: ellipsoid radii
-CONE_R, CONE_H, CONE_SIN = 19, 20, 21   # CONE: radius, half height, sin of the apex half-angle
-N_PARAMS = 22
+# The families and the rows of ``PoseTable.params`` are the kinds' batch vocabulary.
+from .kinds import (B00, B01, B02, B10, B11, B12, B20, B21, B22, C0, C1, C2, CONE, CONE_H,
+                    CONE_R, CONE_SIN, FAMILIES, HULL, HX, HY, HZ, N_PARAMS, OTHER, POLY, RHO,
+                    ROUND, RX, RY, RZ, kind_of)
 
 # A matrix is a similarity (a margin carries over, scaled) when BᵀB is s² I to this fraction of
 # s² in every entry: the same test and tolerance as ``Transformed`` makes.
@@ -98,39 +92,11 @@ class LazyShapes:
 
 
 def _local_description(shape):
-    """(family, params dict, margin) of a bare local shape, or None for OTHER. ``margin`` is
-    the margin the shape keeps under a similarity map (then the family is its core's)."""
-    s = _shapes
-    if isinstance(shape, Hull):
-        return HULL, {}, 0.0
-    if isinstance(shape, s.Point):
-        return POLY, {}, 0.0
-    if isinstance(shape, s.Segment):
-        return POLY, {HZ: shape.half_length}, 0.0
-    if isinstance(shape, s.Box):
-        hx, hy, hz = shape.half_extents.tolist()
-        return POLY, {HX: hx, HY: hy, HZ: hz}, 0.0
-    if isinstance(shape, s.Rectangle):
-        hx, hy = shape.half_extents.tolist()
-        return POLY, {HX: hx, HY: hy}, 0.0
-    if isinstance(shape, s.Disc):
-        return ROUND, {RHO: shape.radius}, 0.0
-    if isinstance(shape, s.Cylinder):
-        return ROUND, {RHO: shape.radius, HZ: shape.half_height}, 0.0
-    if isinstance(shape, s.Ellipsoid):
-        rx, ry, rz = shape.radii.tolist()
-        return ROUND, {RX: rx, RY: ry, RZ: rz}, 0.0
-    if isinstance(shape, s.Cone):
-        return CONE, {CONE_R: shape.radius, CONE_H: shape.half_height,
-                      CONE_SIN: shape.apex_sine}, 0.0
-    if isinstance(shape, s.Sphere):
-        return POLY, {}, shape.radius
-    if isinstance(shape, s.Capsule):
-        return POLY, {HZ: shape.half_height}, shape.radius
-    if isinstance(shape, s.RoundBox):
-        hx, hy, hz = shape.half_extents.tolist()
-        return POLY, {HX: hx, HY: hy, HZ: hz}, shape.radius
-    return None
+    """(family, params dict, margin) of a bare local shape, or None for OTHER: its kind's batch
+    description (``kinds``). ``margin`` is the margin the shape keeps under a similarity map
+    (then the family is its core's)."""
+    batch = kind_of(type(shape)).batch
+    return None if batch is None else batch(shape)
 
 
 def _whole_description(family, params, margin):

@@ -4,18 +4,20 @@ The ray is ``x(λ) = s + λ r``; the answer is the smallest λ in [0, max_t] wit
 
 **Closed forms.** λ does not change under an affine map, so a ray against ``Transformed(A, M)``
 is the ray M⁻¹(s - c) + λ M⁻¹ r against A, and normals map back by M⁻ᵀ. In their own frame the
-primitives have exact intersections, as production engines use them: slabs for ``Box`` and
-``Rectangle``; the sphere quadratic for ``Sphere`` and ``Ellipsoid`` (a unit sphere seen through
-diag(radii)); the infinite cylinder's quadratic cut by the slab |z| <= h for ``Cylinder`` and
-``Disc``, or by the cap spheres for ``Capsule`` and ``Segment``; the double cone's quadratic cut
-by the slab -h <= z <= h for ``Cone`` (the slab's top plane z = h keeps the lower nappe, its base
-plane is the base disc). Quadratic roots use the form without cancellation (q = -(b +
-sign(b)√disc), roots q/a and c/q) and a discriminant written as a difference of squares of
-small quantities (Lagrange's identity), so they are exact to a few ulps except on grazing rays,
-whose hit is ill-conditioned in itself. Shapes of zero thickness (a rectangle, a disc, a segment,
-a point, a primitive with a zero size) are thickened by ``DEGENERATE_THICKNESS``: exactly the
-rays passing that close to them hit, as on the GJK path. Dispatch is on the exact type, so
-subclasses and composites keep the GJK ray cast.
+primitives have exact intersections, as production engines use them. Each shape kind's entry
+(``kinds``) names its ray form and sizes, and this module solves the forms: slabs for a box
+(``Box``, and ``Rectangle`` as a box of zero height); the sphere quadratic for a sphere and an
+ellipsoid (a unit sphere seen through diag(radii)); the infinite cylinder's quadratic cut by the
+slab |z| <= h for a cylinder (``Cylinder``, ``Disc``), or by the cap spheres for a capsule
+(``Capsule``, and ``Segment`` as one of zero radius); the double cone's quadratic cut by the slab
+-h <= z <= h for a cone (the slab's top plane z = h keeps the lower nappe, its base plane is the
+base disc). Quadratic roots use the form without cancellation (q = -(b + sign(b)√disc), roots
+q/a and c/q) and a discriminant written as a difference of squares of small quantities
+(Lagrange's identity), so they are exact to a few ulps except on grazing rays, whose hit is
+ill-conditioned in itself. Shapes of zero thickness (a rectangle, a disc, a segment, a point, a
+primitive with a zero size) are thickened by ``DEGENERATE_THICKNESS``: exactly the rays passing
+that close to them hit, as on the GJK path. Dispatch is on the exact type's own entry
+(``kinds.own_kind``), so subclasses and composites keep the GJK ray cast.
 
 Normals of the closed forms are exact unit outward normals. Where the surface has an edge, the
 normal is that of the part entered last (ties: the lower axis of a box, the side of a cylinder
@@ -30,10 +32,9 @@ import math
 
 import numpy as np
 
+from . import kinds
 from .geometry import apply, apply_transpose, unit
 from .results import RayHit, Status
-from .shapes import (Box, Capsule, Cone, Cylinder, Disc, Ellipsoid, Point, Rectangle, Segment,
-                     Sphere)
 
 # Closed forms: shapes of zero thickness along some direction are thickened to this fraction of
 # their largest size (for a point, of the ray origin's distance from it). It bounds how far a ray
@@ -282,28 +283,21 @@ def _cylinder_or_degenerate(radius, half_height):
     return _cast_cylinder, (radius, max(half_height, DEGENERATE_THICKNESS * radius))
 
 
-def _box_form(shape):
-    half = _thicken(tuple(shape.half_extents.tolist()))
+def _box_form(half):
+    half = _thicken(half)
     return (_cast_point, None, None) if half is None else (_cast_box, half, None)
 
 
-def _rectangle_form(shape):
-    half = _thicken(tuple(shape.half_extents.tolist()) + (0.0,))
-    return (_cast_point, None, None) if half is None else (_cast_box, half, None)
-
-
-def _sphere_form(shape):
-    r = shape.radius
+def _sphere_form(r):
     return (_cast_sphere, r, None) if r > 0.0 else (_cast_point, None, None)
 
 
-def _ellipsoid_form(shape):
-    radii = _thicken(shape.radii.tolist())
+def _ellipsoid_form(radii):
+    radii = _thicken(radii)
     return (_cast_point, None, None) if radii is None else (_cast_sphere, 1.0, radii)
 
 
-def _cone_form(shape):
-    r, h = shape.radius, shape.half_height
+def _cone_form(r, h):
     if r == 0.0 or h == 0.0:  # a segment, or a disc at z = 0
         return (*_cylinder_or_degenerate(r, h), None)
     k = r / (2.0 * h)
@@ -311,23 +305,24 @@ def _cone_form(shape):
     return _cast_cone, (h, k, 1.0 / slant, k / slant, DEGENERATE_THICKNESS * r), None
 
 
-# Per exact type: (cast, params, radii), ``radii`` None except for an ellipsoid, cast as the
-# unit sphere seen through diag(radii). Subclasses are not here: they keep the GJK ray cast.
+# Per ray form of the kinds (``kinds.RAY_*``), from its sizes: (cast, params, radii), ``radii``
+# None except for an ellipsoid, cast as the unit sphere seen through diag(radii).
 _CLOSED_FORMS = {
-    Box: _box_form,
-    Rectangle: _rectangle_form,
-    Sphere: _sphere_form,
-    Ellipsoid: _ellipsoid_form,
-    Point: lambda shape: (_cast_point, None, None),
-    Segment: lambda shape: (*_capsule_or_degenerate(0.0, shape.half_length), None),
-    Capsule: lambda shape: (*_capsule_or_degenerate(shape.radius, shape.half_height), None),
-    Cylinder: lambda shape: (*_cylinder_or_degenerate(shape.radius, shape.half_height), None),
-    Disc: lambda shape: (*_cylinder_or_degenerate(shape.radius, 0.0), None),
-    Cone: _cone_form,
+    kinds.RAY_POINT: lambda: (_cast_point, None, None),
+    kinds.RAY_BOX: _box_form,
+    kinds.RAY_SPHERE: _sphere_form,
+    kinds.RAY_ELLIPSOID: _ellipsoid_form,
+    kinds.RAY_CAPSULE: lambda r, h: (*_capsule_or_degenerate(r, h), None),
+    kinds.RAY_CYLINDER: lambda r, h: (*_cylinder_or_degenerate(r, h), None),
+    kinds.RAY_CONE: _cone_form,
 }
 
 
 def closed_form(shape):
-    """(cast, params, radii) for a primitive of exactly one of the types above, else None."""
-    form = _CLOSED_FORMS.get(type(shape))
-    return None if form is None else form(shape)
+    """(cast, params, radii) for a shape whose own kind (its exact type's entry, ``kinds``) has a
+    ray form, else None: subclasses and composites keep the GJK ray cast."""
+    kind = kinds.own_kind(type(shape))
+    if kind is None or kind.ray is None:
+        return None
+    form, *sizes = kind.ray(shape)
+    return _CLOSED_FORMS[form](*sizes)

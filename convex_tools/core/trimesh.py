@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from . import validation
+from . import kinds, validation
 from .bvh import AABBTree
 from .compound import ConcaveShape
 from .shapes import Shape
@@ -115,6 +115,11 @@ class Triangle(Shape):
 
     def _params_repr(self):
         return f"{self._a!r}, {self._b!r}, {self._c!r}"
+
+
+# Its kind: a face of three vertices for contact manifolds; not batched (a level's meshes are
+# ``TriangleMesh``es, measured by ``intrusion``), no closed-form ray (the GJK ray cast).
+kinds.register(kinds.Kind(Triangle, feature=lambda triangle: (kinds.FEATURE_HULL,)))
 
 
 class TriangleMesh(ConcaveShape):
