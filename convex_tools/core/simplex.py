@@ -143,31 +143,54 @@ def _triangle(p0, p1, p2):
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
     nn = nx * nx + ny * ny + nz * nz
-    if not (nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) *
-            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0):
-        return _across_long_edge(p0, p1, p2)
-    # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
-    # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
-    # part of -p0 drops out).
-    cx = ay * e2z - az * e2y  # p0 × e2
-    cy = az * e2x - ax * e2z
-    cz = ax * e2y - ay * e2x
-    l1 = -(nx * cx + ny * cy + nz * cz) / nn
-    dx = e1y * az - e1z * ay  # e1 × p0
-    dy = e1z * ax - e1x * az
-    dz = e1x * ay - e1y * ax
-    l2 = -(nx * dx + ny * dy + nz * dz) / nn
-    l0 = 1.0 - l1 - l2
-    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
-        return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y, az + l1 * e1z + l2 * e2z),
-                [l0, l1, l2])
-    return _outside(p0, p1, p2, l0, l1, l2)
+    if nn >= SLIVER_SIN2 * (e1x * e1x + e1y * e1y + e1z * e1z) * \
+            (e2x * e2x + e2y * e2y + e2z * e2z) and nn > 0.0:
+        # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
+        # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
+        # part of -p0 drops out).
+        cx = ay * e2z - az * e2y  # p0 × e2
+        cy = az * e2x - ax * e2z
+        cz = ax * e2y - ay * e2x
+        l1 = -(nx * cx + ny * cy + nz * cz) / nn
+        dx = e1y * az - e1z * ay  # e1 × p0
+        dy = e1z * ax - e1x * az
+        dz = e1x * ay - e1y * ax
+        l2 = -(nx * dx + ny * dy + nz * dz) / nn
+        l0 = 1.0 - l1 - l2
+        if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
+            return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y,
+                     az + l1 * e1z + l2 * e2z), [l0, l1, l2])
+    else:
+        across = _across_long_edge(p0, p1, p2)
+        if across is None:
+            return _best_edge(p0, p1, p2, _ALL_EDGES)
+        l0, l1, l2, v = across
+        if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
+            return v, [l0, l1, l2]
+    # The origin projects outside (coordinates l0, l1, l2): the answer is on an edge opposite
+    # a negative coordinate. One negative coordinate (the common case) names a single edge; two
+    # name a vertex's two edges.
+    if l0 < 0.0:
+        if l1 >= 0.0 and l2 >= 0.0:
+            v, (w1, w2) = _segment(p1, p2)
+            return v, [0.0, w1, w2]
+        edges = ((1, 2), (0, 2)) if l1 < 0.0 else ((1, 2), (0, 1))
+    elif l1 < 0.0:
+        if l2 >= 0.0:
+            v, (w0, w2) = _segment(p0, p2)
+            return v, [w0, 0.0, w2]
+        edges = ((0, 2), (0, 1))
+    else:
+        v, (w0, w1) = _segment(p0, p1)
+        return v, [w0, w1, 0.0]
+    return _best_edge(p0, p1, p2, edges)
 
 
 def _across_long_edge(p0, p1, p2):
-    """``_triangle`` for a sliver: the origin's projection on the triangle's plane as the point q
-    of the longest edge's line nearest the origin, moved across that line along the triangle's
-    height h (from the line to the opposite vertex).
+    """``_triangle``'s coordinates for a sliver: the origin's projection on the triangle's plane
+    as the point q of the longest edge's line nearest the origin, moved across that line along
+    the triangle's height h (from the line to the opposite vertex). (l0, l1, l2, that point),
+    or None for a triangle flat to rounding (its edges then answer).
 
     Why: Cramer's rule on two edges from a vertex (the textbook form) has weights off by
     ~ε·|p|/sin(angle there), and on a sliver or needle of A − B far from the origin (an 883 km
@@ -199,47 +222,24 @@ def _across_long_edge(p0, p1, p2):
         ex, ey, ez = cx - ax, cy - ay, cz - az
         ee = ex * ex + ey * ey + ez * ez
     if uu == 0.0:
-        return _best_edge(p0, p1, p2, _ALL_EDGES)
+        return None
     s = -(ax * ux + ay * uy + az * uz) / uu        # q = a + s u, nearest the origin on the line
     qx, qy, qz = ax + s * ux, ay + s * uy, az + s * uz
     g = (ex * ux + ey * uy + ez * uz) / uu         # h = (c − a) − g u, across the line
     hx, hy, hz = ex - g * ux, ey - g * uy, ez - g * uz
     hh = hx * hx + hy * hy + hz * hz
     if hh <= FLAT_TRIANGLE_SIN2 * ee:
-        return _best_edge(p0, p1, p2, _ALL_EDGES)
+        return None
     # v = q + lc h = a + lb (b − a) + lc (c − a), with lb = s − lc g.
     lc = -(qx * hx + qy * hy + qz * hz) / hh
     lb = s - lc * g
     la = 1.0 - lc - lb
+    v = (qx + lc * hx, qy + lc * hy, qz + lc * hz)
     if turn == 0:
-        l0, l1, l2 = lc, la, lb
-    elif turn == 1:
-        l0, l1, l2 = lb, lc, la
-    else:
-        l0, l1, l2 = la, lb, lc
-    if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
-        return (qx + lc * hx, qy + lc * hy, qz + lc * hz), [l0, l1, l2]
-    return _outside(p0, p1, p2, l0, l1, l2)
-
-
-def _outside(p0, p1, p2, l0, l1, l2):
-    """The origin projects outside (coordinates l0, l1, l2): the answer is on an edge opposite
-    a negative coordinate. One negative coordinate (the common case) names a single edge; two
-    name a vertex's two edges."""
-    if l0 < 0.0:
-        if l1 >= 0.0 and l2 >= 0.0:
-            v, (w1, w2) = _segment(p1, p2)
-            return v, [0.0, w1, w2]
-        edges = ((1, 2), (0, 2)) if l1 < 0.0 else ((1, 2), (0, 1))
-    elif l1 < 0.0:
-        if l2 >= 0.0:
-            v, (w0, w2) = _segment(p0, p2)
-            return v, [w0, 0.0, w2]
-        edges = ((0, 2), (0, 1))
-    else:
-        v, (w0, w1) = _segment(p0, p1)
-        return v, [w0, w1, 0.0]
-    return _best_edge(p0, p1, p2, edges)
+        return lc, la, lb, v
+    if turn == 1:
+        return lb, lc, la, v
+    return la, lb, lc, v
 
 
 def _tetrahedron(p0, p1, p2, p3):
