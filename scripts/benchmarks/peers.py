@@ -1,0 +1,339 @@
+"""Peer comparison with coal (issue 22): the same inputs through our code and through coal, the
+C++ collision library (formerly hpp-fcl), in alternating runs; medians of ``ROUNDS``.
+
+coal runs in an environment of its own (it needs numpy >= 2; the project's has bpy, which pins
+numpy below 2), by ``_peer_coal.py``, which never imports convex_tools. Set one up with
+
+    python3 -m venv /work/peers/venv && /work/peers/venv/bin/pip install "numpy>=2" coal
+
+and name its Python with ``--peer-python PATH`` or ``CONVEX_PEER_PYTHON`` (default
+/work/peers/venv/bin/python when it exists). Without one only our side is measured.
+
+Measured, each on identical inputs (written once to an .npz both sides read):
+
+(a) level narrow phase: the scattered level of ``LEVEL_SIZE`` objects
+    (``demo_level.build_scattered_level``, built with the bpy module in a child process) is
+    collected and converted by the level check, whose broad phase and box cull give the
+    candidate pairs. The objects are exported (``_peer_shapes``); those coal has no exact shape
+    for (a cylinder scaled unevenly across its axis, a sheared primitive, a concave shape) are
+    left out, with their pairs, on both sides. Ours: the level check's narrow phase
+    (``LevelCheck.step`` to the end, one process: batched screen + single queries) at clearance
+    ``CLEARANCE``. coal: (i) ``DynamicAABBTreeCollisionManager.collide`` over all objects with
+    contacts and a security margin of the clearance (its own broad phase included), (ii)
+    ``coal.collide`` with contacts on each candidate pair, from a Python loop (about 1 µs of
+    call overhead each). µs per candidate pair.
+(b) single queries on ``PAIRS``: ``penetration`` (EPA) against ``coal.collide`` with a contact
+    (GJK + EPA) on ``configs`` deep-overlap poses (fixed seed), and ``distance`` against
+    ``coal.distance`` on as many poses apart; the median µs per query, and the largest
+    disagreement in depth and distance relative to the pair's size.
+
+``--baseline CHECKOUT`` runs our side from an older checkout too, in the same rounds: each
+round runs today's code, the baseline's, then coal, each in a fresh process.
+
+    python scripts/bench.py peers                       # 10k level, 1,000 poses per pair
+    python scripts/bench.py peers --baseline /work/old  # with an older checkout beside it
+    python scripts/bench.py peers --quick               # 1k level, 100 poses
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(SCRIPTS)
+sys.path.insert(0, HERE)
+
+from _peer_shapes import single_arrays  # noqa: E402
+
+DEFAULT_PEER_PYTHON = "/work/peers/venv/bin/python"
+ROUNDS = 5                       # alternating rounds per side (medians of these)
+LEVEL_SIZE, QUICK_LEVEL_SIZE = 10_000, 1_000
+CLEARANCE = 0.05                 # the level bench's clearance (m)
+CONFIGS, QUICK_CONFIGS = 1_000, 100
+SEED = 22
+# Two shapes agree when their answers differ by less than this, relative to the pair's size
+# (the bounding radius of the larger shape): both libraries stop EPA and GJK at about 1e-6.
+AGREEMENT = 1e-6
+PAIRS = ("cylinder-cone", "cylinder-box", "cone-hull", "sphere-sphere", "box-box")
+
+
+def peer_python(args):
+    """The peer environment's Python, or None."""
+    chosen = getattr(args, "peer_python", None) or os.environ.get("CONVEX_PEER_PYTHON")
+    if chosen:
+        if not os.path.exists(chosen):
+            raise SystemExit(f"--peer-python {chosen}: no such file")
+        return chosen
+    return DEFAULT_PEER_PYTHON if os.path.exists(DEFAULT_PEER_PYTHON) else None
+
+
+def run(args):
+    from benchmarks.level import baseline_checkout
+
+    baseline = baseline_checkout(args)
+    peer = peer_python(args)
+    if peer is None:
+        print("no peer Python: our side only. Set coal up outside the repository with\n"
+              "    python3 -m venv /work/peers/venv\n"
+              "    /work/peers/venv/bin/pip install \"numpy>=2\" coal\n"
+              "then rerun (or pass --peer-python PATH / set CONVEX_PEER_PYTHON).")
+    n = QUICK_LEVEL_SIZE if args.quick else LEVEL_SIZE
+    configs = getattr(args, "configs", None) or (QUICK_CONFIGS if args.quick else CONFIGS)
+    sides = [("today", [sys.executable, os.path.join(HERE, "_peer_ours.py")], ROOT)]
+    if baseline:
+        sides.append(("baseline", [sys.executable, os.path.join(HERE, "_peer_ours.py")],
+                      baseline))
+    if peer:
+        sides.append(("coal", [peer, os.path.join(HERE, "_peer_coal.py")], None))
+    print(f"{ROUNDS} alternating rounds ({', '.join(s[0] for s in sides)}), each side a fresh "
+          f"process per round; medians of the rounds. A shared 2-core machine: noisy.")
+    with tempfile.TemporaryDirectory(prefix="convex_peers_") as folder:
+        level_npz = os.path.join(folder, "level.npz")
+        info = export_level(n, level_npz)
+        single_npz = os.path.join(folder, "single.npz")
+        write_single_inputs(single_npz, configs, SEED)
+        results = {"level": {s[0]: [] for s in sides}, "single": {s[0]: [] for s in sides}}
+        for r in range(ROUNDS):
+            for mode, npz in (("level", level_npz), ("single", single_npz)):
+                for name, command, code in sides:
+                    results[mode][name].append(_side(command, code, mode, npz, folder))
+            print(f"  round {r + 1}/{ROUNDS} done", flush=True)
+        _print_level(info, results["level"], np.load(level_npz))
+        _print_single(results["single"], np.load(single_npz))
+
+
+def _side(command, code, mode, npz, folder):
+    """One side's run of ``mode`` on ``npz`` in a fresh process: its JSON answer. ``code``: the
+    checkout on PYTHONPATH (ours), None for coal (an environment with nothing of ours)."""
+    out = os.path.join(folder, "answer.json")
+    env = dict(os.environ)
+    if code is None:
+        env.pop("PYTHONPATH", None)
+    else:
+        env["PYTHONPATH"] = code
+    # (run from the temporary folder: a script's own folder and the working folder come first
+    # on the path, never another checkout's code)
+    subprocess.run(command + [mode, npz, out], check=True, env=env, cwd=folder)
+    with open(out) as f:
+        answer = json.load(f)
+    if code is not None and os.path.realpath(answer["code"]) != os.path.realpath(code):
+        raise SystemExit(f"measured {answer['code']}, not {code}")
+    return answer
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+_EXPORT_CHILD = """
+import sys
+sys.path[:0] = [sys.argv[3], sys.argv[4]]
+import numpy as np
+import bpy
+import convex_tools
+import demo_level
+from convex_tools import level_check
+from _peer_shapes import describe
+n, out, clearance = int(sys.argv[1]), sys.argv[2], float(sys.argv[5])
+convex_tools.register()
+demo_level.build_scattered_level(n)
+run = level_check.LevelRun(None, clearance)
+while run.check is None:
+    run.step(1.0, shapes_only=True)
+check = run.check
+entries = [check.shapes.raw(i) for i in range(len(check.shapes))]
+arrays, kept, skipped = describe(entries, check.names)
+new = np.full(len(entries), -1)
+new[kept] = np.arange(len(kept))
+pairs = new[check.pairs] if len(check.pairs) else np.zeros((0, 2), dtype=np.int64)
+both = (pairs >= 0).all(axis=1)
+# Objects' own clearances (the convex_clearance property; NaN: none), as LevelRun passes them.
+own = []
+for name in np.asarray(check.names)[kept]:
+    value = bpy.data.objects[str(name)].get("convex_clearance") if str(name) in bpy.data.objects \
+        else None
+    own.append(np.nan if value is None else float(value))
+np.savez(out, pairs=np.sort(pairs[both], axis=1), clearance=np.array(clearance),
+         own_clearance=np.array(own, dtype=float), pair_need=check.pair_need[both],
+         level_objects=np.array(len(entries)), level_candidates=np.array(len(check.pairs)),
+         skipped_pairs=np.array(int((~both).sum())),
+         skipped=np.array([f"{name}: {why}" for name, why in skipped] or [""]), **arrays)
+"""
+
+
+def export_level(n, path):
+    """Build the scattered level of ``n`` objects (bpy, in a child process) and write its
+    exportable objects and candidate pairs to ``path``; a summary dict."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    with tempfile.TemporaryDirectory(prefix="convex_peers_export_") as folder:
+        subprocess.run([sys.executable, "-c", _EXPORT_CHILD, str(n), path, SCRIPTS, HERE,
+                        repr(CLEARANCE)], check=True, env=env, cwd=folder,
+                       stdout=subprocess.DEVNULL)
+    data = np.load(path)
+    skipped = [s for s in data["skipped"].tolist() if s]
+    reasons = {}
+    for s in skipped:
+        why = s.split(": ", 1)[1]
+        reasons[why] = reasons.get(why, 0) + 1
+    return {"objects": int(data["level_objects"]), "kept": len(data["names"]),
+            "candidates": int(data["level_candidates"]), "pairs": len(data["pairs"]),
+            "skipped_pairs": int(data["skipped_pairs"]), "reasons": reasons}
+
+
+def pair_shapes():
+    """The shapes of ``PAIRS`` (a cylinder, a cone, a box, a hull of 50 points, two spheres),
+    about a metre across."""
+    from convex_tools.core import Box, Cone, Cylinder, Hull, Sphere
+
+    rng = np.random.default_rng(SEED)
+    points = rng.normal(size=(50, 3))
+    points = 0.6 * points / np.linalg.norm(points, axis=1)[:, None] * (1.0, 0.9, 0.8)
+    cylinder, cone = Cylinder(0.5, 0.75), Cone(0.6, 0.7)
+    box = Box((0.6, 0.4, 0.5))
+    return {"cylinder-cone": (cylinder, cone), "cylinder-box": (cylinder, box),
+            "cone-hull": (cone, Hull(points)), "sphere-sphere": (Sphere(0.6), Sphere(0.5)),
+            "box-box": (box, Box((0.5, 0.5, 0.3)))}
+
+
+def bounding_radius(shape):
+    """Radius of the ball about the origin holding ``shape`` (from its box)."""
+    lower, upper = shape.aabb()
+    return float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
+
+
+def random_rotation(rng):
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _poses(rng, a, b, count, deep):
+    """``count`` (matrix_a, matrix_b) pairs of rigid poses: deep overlaps (B's centre within a
+    quarter of the smaller bounding radius of A's; kept only when they intersect) or apart
+    (B's centre at 0.5–1.3 × the sum of the radii; kept only when they do not)."""
+    from convex_tools.core import Transformed, distance
+
+    ra, rb = bounding_radius(a), bounding_radius(b)
+    out_a, out_b = [], []
+    while len(out_a) < count:
+        ma, mb = np.eye(4), np.eye(4)
+        ma[:3, :3], mb[:3, :3] = random_rotation(rng), random_rotation(rng)
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        if deep:
+            mb[:3, 3] = u * rng.uniform(0.0, 0.25 * min(ra, rb))
+        else:
+            mb[:3, 3] = u * rng.uniform(0.5, 1.3) * (ra + rb)
+        if distance(Transformed(a, ma), Transformed(b, mb)).intersecting == deep:
+            out_a.append(ma)
+            out_b.append(mb)
+    return np.array(out_a), np.array(out_b)
+
+
+def write_single_inputs(path, configs, seed):
+    rng = np.random.default_rng(seed)
+    arrays = {"pair_names": np.array(PAIRS)}
+    for name, (a, b) in pair_shapes().items():
+        arrays.update(single_arrays(name + "_a_", a))
+        arrays.update(single_arrays(name + "_b_", b))
+        arrays[name + "_deep_a"], arrays[name + "_deep_b"] = _poses(rng, a, b, configs, True)
+        arrays[name + "_apart_a"], arrays[name + "_apart_b"] = _poses(rng, a, b, configs, False)
+        arrays[name + "_size"] = np.array(max(bounding_radius(a), bounding_radius(b)))
+    np.savez(path, **arrays)
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+def _median(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
+def _ratio(a, b):
+    return f"{a / b:.1f}×" if b else "-"
+
+
+def _print_level(info, runs, data):
+    pairs = max(1, info["pairs"])
+    print(f"\n(a) level narrow phase: scattered level of {info['objects']:,} objects, clearance "
+          f"{CLEARANCE} m; {info['candidates']:,} candidate pairs after the box cull")
+    skipped = info["objects"] - info["kept"]
+    if skipped:
+        print(f"    left out on both sides: {skipped} objects coal has no exact shape for ("
+              + ", ".join(f"{c} {why}" for why, c in sorted(info["reasons"].items()))
+              + f") and their {info['skipped_pairs']} candidate pairs")
+    today = runs["today"]
+    print(f"    {info['kept']:,} objects, {info['pairs']:,} pairs measured; our check on the "
+          f"exported objects found the same pairs: {today[0]['same_pairs']}; "
+          f"{today[0]['single']} pairs went to single queries, {today[0]['findings']} findings")
+    print(f"    {'side':<34} {'s':>8} {'µs/pair':>8} {'ours ×':>7}")
+    ours = _median(today, "narrow_s")
+    rows = [("ours (today) narrow phase", ours)]
+    if "baseline" in runs:
+        rows.append(("ours (baseline) narrow phase", _median(runs["baseline"], "narrow_s")))
+    if "coal" in runs:
+        coal = runs["coal"]
+        rows.append(("coal manager collide (+contacts)", _median(coal, "manager_s")))
+        rows.append(("coal collide per pair (+contacts)", _median(coal, "pairs_s")))
+    for label, seconds in rows:
+        print(f"    {label:<34} {seconds:>8.3f} {1e6 * seconds / pairs:>8.1f} "
+              f"{_ratio(ours, seconds):>7}")
+    if "coal" in runs:
+        coal = runs["coal"][0]
+        print(f"    coal counts {coal['pair_hits']} of the pairs within the margin per pair, its "
+              f"manager {coal['manager_contacts']} contacts (over all {coal['objects']:,} "
+              f"objects, its own broad phase); our check {today[0]['findings']} findings")
+        mine = today[0]["measured"]
+        worst, both = 0.0, 0
+        for (i, j), signed in zip(data["pairs"].tolist(), coal["signed"]):
+            key = f"{i} {j}"
+            if signed is not None and key in mine:
+                both += 1
+                worst = max(worst, abs(mine[key] - signed))
+        print(f"    agreement on the {both} pairs both report within the clearance: signed "
+              f"distances within {worst:.1e} m")
+
+
+def _print_single(runs, data):
+    print(f"\n(b) single queries, {len(data[PAIRS[0] + '_deep_a'])} poses per pair (seed {SEED});"
+          " median µs per query; Δ: largest |difference| from coal relative to the pair's size")
+    has_base, has_coal = "baseline" in runs, "coal" in runs
+    head = f"    {'pair':<14} {'pen ours':>9}"
+    head += f" {'baseline':>9}" if has_base else ""
+    head += f" {'coal':>7} {'ours ×':>7} {'depth Δ':>8}" if has_coal else ""
+    head += f" {'dist ours':>9}"
+    head += f" {'baseline':>9}" if has_base else ""
+    head += f" {'coal':>7} {'ours ×':>7} {'dist Δ':>8}" if has_coal else ""
+    print(head)
+    for name in PAIRS:
+        size = float(data[name + "_size"])
+        line = f"    {name:<14}"
+        for query, answers in (("penetration_us", "depths"), ("distance_us", "distances")):
+            ours = statistics.median(r[name][query] for r in runs["today"])
+            line += f" {ours:>9.1f}"
+            if has_base:
+                line += f" {statistics.median(r[name][query] for r in runs['baseline']):>9.1f}"
+            if has_coal:
+                coal = statistics.median(r[name][query] for r in runs["coal"])
+                mine = runs["today"][0][name][answers]
+                theirs = runs["coal"][0][name]["tight_" + answers]
+                deltas = [abs(m - t) for m, t in zip(mine, theirs)
+                          if m is not None and t is not None]
+                missing = sum(m is None or t is None for m, t in zip(mine, theirs))
+                worst = max(deltas, default=0.0) / size
+                line += f" {coal:>7.1f} {_ratio(ours, coal):>7} {worst:>8.1e}"
+                if missing:
+                    line += f" ({missing} without a depth on one side)"
+        print(line)
+    if has_coal:
+        print(f"    (Δ against coal's answers at tolerance 1e-10, untimed; they agree when "
+              f"Δ < {AGREEMENT:.0e}. coal's times are at its default tolerances and include "
+              "about 1 µs of Python call overhead)")
