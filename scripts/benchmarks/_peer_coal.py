@@ -1,7 +1,7 @@
 """coal's side of the peer benchmark (``peers``): run by the peer environment's Python, which has
 coal (``pip install coal``) and numpy >= 2, never convex_tools.
 
-    PEER_PYTHON _peer_coal.py level INPUT.npz OUTPUT.json
+    PEER_PYTHON _peer_coal.py level INPUT.npz OUTPUT.json [tight]
     PEER_PYTHON _peer_coal.py single INPUT.npz OUTPUT.json
 
 The inputs are written by ``peers.py`` (``peers.describe``): per object a shape kind, up to
@@ -99,13 +99,18 @@ def objects(data):
     return out
 
 
-def _request(margin):
+def _request(margin, tight=False):
     request = coal.CollisionRequest(coal.CONTACT, 1)
     request.security_margin = float(margin)
+    if tight:
+        request.gjk_tolerance = TIGHT
+        request.epa_tolerance = TIGHT
     return request
 
 
-def level(data):
+def level(data, tight=False):
+    """``tight``: GJK and EPA at ``TIGHT`` instead of coal's defaults (for tests of the shapes'
+    conventions; the benchmark times the defaults)."""
     clearance = float(data["clearance"])
     made = objects(data)
     posed = [coal.CollisionObject(g, coal.Transform3s(r, t)) for g, r, t in made]
@@ -125,7 +130,7 @@ def level(data):
     manager_s = time.perf_counter() - t0
     manager_contacts = callback.data.result.numContacts()
 
-    request = _request(clearance)
+    request = _request(clearance, tight)
     result = coal.CollisionResult()
     hits = 0
     signed = []
@@ -220,9 +225,12 @@ def _transform(desc, matrix):
 
 
 def main(argv):
-    mode, source, target = argv
+    mode, source, target = argv[:3]
     data = np.load(source)
-    result = {"level": level, "single": single}[mode](data)
+    if mode == "level":
+        result = level(data, tight=argv[3:] == ["tight"])
+    else:
+        result = single(data)
     result["coal"] = coal.__version__
     with open(target, "w") as f:
         json.dump(result, f)
