@@ -198,18 +198,19 @@ def _tight_answers(data, name, a, b, geom_a, geom_b):
     request.gjk_tolerance = TIGHT
     request.epa_tolerance = TIGHT
     result = coal.CollisionResult()
-    depths = []
+    depths, normals = [], []
     for ma, mb in zip(data[name + "_deep_a"], data[name + "_deep_b"]):
         result.clear()
         hit = coal.collide(geom_a, _transform(a, ma), geom_b, _transform(b, mb), request, result)
         depths.append(-float(result.getContact(0).penetration_depth) if hit else None)
+        normals.append([float(v) for v in result.getContact(0).normal] if hit else None)
     drequest = coal.DistanceRequest()
     drequest.gjk_tolerance = TIGHT
     dresult = coal.DistanceResult()
     distances = [float(coal.distance(geom_a, _transform(a, ma), geom_b, _transform(b, mb),
                                      drequest, dresult))
                  for ma, mb in zip(data[name + "_apart_a"], data[name + "_apart_b"])]
-    return {"tight_depths": depths, "tight_distances": distances}
+    return {"tight_depths": depths, "tight_normals": normals, "tight_distances": distances}
 
 
 def _local(desc):

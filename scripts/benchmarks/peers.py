@@ -313,6 +313,7 @@ def _print_single(runs, data):
     head += f" {'baseline':>9}" if has_base else ""
     head += f" {'coal':>7} {'ours ×':>7} {'dist Δ':>8}" if has_coal else ""
     print(head)
+    notes = []
     for name in PAIRS:
         size = float(data[name + "_size"])
         line = f"    {name:<14}"
@@ -333,7 +334,45 @@ def _print_single(runs, data):
                 if missing:
                     line += f" ({missing} without a depth on one side)"
         print(line)
+        if has_coal:
+            notes.extend(_depth_disagreements(name, data, runs["today"][0][name]["depths"],
+                                              runs["coal"][0][name]))
+    for note in notes:
+        print(note)
     if has_coal:
         print(f"    (Δ against coal's answers at tolerance 1e-10, untimed; they agree when "
               f"Δ < {AGREEMENT:.0e}. coal's times are at its default tolerances and include "
               "about 1 µs of Python call overhead)")
+
+
+def _depth_disagreements(name, data, ours, coal):
+    """Notes on the poses where our depth and coal's differ by more than ``AGREEMENT`` of the
+    pair's size: which answer holds. A depth d along a unit normal n is achievable only if
+    h(n) = max over A − B of x · n, the translation that n needs, is at most d; the true depth
+    is the least h over all n, so when coal's depth is below h(coal's normal) its normal does
+    not achieve it, and when ours exceeds that h ours is not the least."""
+    from convex_tools.core import Transformed
+
+    from _peer_shapes import local_shape
+
+    size = float(data[name + "_size"])
+    a, b = local_shape(data, name + "_a_"), local_shape(data, name + "_b_")
+    short, longer, worst = 0, 0, None
+    for k, (mine, theirs, normal) in enumerate(zip(ours, coal["tight_depths"],
+                                                  coal["tight_normals"])):
+        if mine is None or theirs is None or abs(mine - theirs) <= AGREEMENT * size:
+            continue
+        pa, pb = Transformed(a, data[name + "_deep_a"][k]), Transformed(b, data[name + "_deep_b"][k])
+        n = np.asarray(normal)
+        need = float(np.dot(pa.support(n) - pb.support(-n), n))
+        short += theirs < need - AGREEMENT * size
+        longer += mine > need + AGREEMENT * size
+        if worst is None or abs(mine - theirs) > worst[0]:
+            worst = (abs(mine - theirs), k, mine, theirs, need)
+    if worst is None:
+        return []
+    _, k, mine, theirs, need = worst
+    count = short + longer
+    return [f"    {name}: {count} poses disagree; coal's depth below what its own normal needs "
+            f"in {short}, ours above it in {longer}. Worst, pose {k}: ours {mine:.7f}, coal "
+            f"{theirs:.7f}, coal's normal needs {need:.7f}"]
