@@ -24,7 +24,8 @@ import _peer_shapes  # noqa: E402
 DIRECTIONS = np.random.default_rng(5).normal(size=(64, 3))
 
 
-def _matrix(rotation_z=0.0, scale=(1.0, 1.0, 1.0), at=(0.0, 0.0, 0.0), mirror=False, tilt=0.0):
+def _matrix(rotation_z=0.0, scale=(1.0, 1.0, 1.0), at=(0.0, 0.0, 0.0), mirror=False,
+            tilt=0.0):
     """Translation · rotation about z · rotation about x by ``tilt`` · scale along the shape's
     axes (· a mirror of its x axis)."""
     c, s = math.cos(rotation_z), math.sin(rotation_z)
@@ -46,9 +47,11 @@ LEVEL = [
     ("box", Placed(Box((0.5, 0.3, 0.2)), _matrix(0.3, (2.0, 1.0, 0.5), (0.0, 0.0, 0.0)))),
     ("ball", Placed(Sphere(0.4), _matrix(0.0, (1.5, 1.5, 1.5), (1.6, 0.0, 0.0)))),
     ("egg", Placed(Sphere(0.4), _matrix(1.0, (1.0, 2.0, 1.0), (0.0, 1.7, 0.3)))),
-    ("ellipsoid", Placed(Ellipsoid((0.3, 0.4, 0.5)), _matrix(2.0, (1.0, 1.0, 2.0), (-1.5, 0.0, 0.0)))),
+    ("ellipsoid", Placed(Ellipsoid((0.3, 0.4, 0.5)),
+                         _matrix(2.0, (1.0, 1.0, 2.0), (-1.5, 0.0, 0.0)))),
     ("capsule", Placed(Capsule(0.2, 0.5), _matrix(0.7, (1.2, 1.2, 1.2), (0.0, -1.4, 0.2)))),
-    ("barrel", Placed(Cylinder(0.4, 0.6), _matrix(0.4, (1.0, 1.0, 1.5), (1.4, 1.5, 0.0), tilt=0.5))),
+    ("barrel", Placed(Cylinder(0.4, 0.6),
+                      _matrix(0.4, (1.0, 1.0, 1.5), (1.4, 1.5, 0.0), tilt=0.5))),
     ("cone", Placed(Cone(0.5, 0.6), _matrix(1.3, (1.2, 1.2, 0.8), (-1.3, 1.4, 0.1), mirror=True,
                                                tilt=-0.8))),
     ("rock", Placed(HULL, _matrix(0.2, (0.5, 0.5, 0.5), (-1.4, -1.3, 0.0)))),
@@ -148,7 +151,8 @@ def test_coal_reads_the_exported_shapes_as_ours(tmp_path):
     out = tmp_path / "coal.json"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run([_find_peer_python(), os.path.join(BENCHMARKS, "_peer_coal.py"), "level",
-                    str(tmp_path / "level.npz"), str(out), "tight"], check=True, env=env, cwd=tmp_path)
+                    str(tmp_path / "level.npz"), str(out), "tight"],
+                   check=True, env=env, cwd=tmp_path)
     coal = json.loads(out.read_text())["signed"]
     shapes = [_made(e) for _, e in LEVEL]
     for (i, j), theirs in zip(data["pairs"].tolist(), coal):

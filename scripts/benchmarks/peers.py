@@ -38,6 +38,7 @@ round runs today's code, the baseline's, then coal, each in a fresh process.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -100,19 +101,29 @@ def run(args):
         info = export_level(n, level_npz)
         single_npz = os.path.join(folder, "single.npz")
         write_single_inputs(single_npz, configs, SEED)
+        inputs = {"level": level_npz, "single": single_npz}
+        # The answers compared (untimed, before any timing): today's and coal's at tight
+        # tolerances; a disagreement in distance stops the run (coal read a shape otherwise).
+        first = {mode: {name: _side(command, code, mode, npz, folder,
+                                    ["tight"] if name == "coal" and mode == "level" else [])
+                        for name, command, code in sides if name != "baseline"}
+                 for mode, npz in inputs.items()}
+        if peer:
+            _check_agreement(first, np.load(level_npz), np.load(single_npz))
         results = {"level": {s[0]: [] for s in sides}, "single": {s[0]: [] for s in sides}}
         for r in range(ROUNDS):
-            for mode, npz in (("level", level_npz), ("single", single_npz)):
+            for mode, npz in inputs.items():
                 for name, command, code in sides:
                     results[mode][name].append(_side(command, code, mode, npz, folder))
             print(f"  round {r + 1}/{ROUNDS} done", flush=True)
-        _print_level(info, results["level"], np.load(level_npz))
-        _print_single(results["single"], np.load(single_npz))
+        _print_level(info, results["level"], first["level"], np.load(level_npz))
+        _print_single(results["single"], first["single"], np.load(single_npz))
 
 
-def _side(command, code, mode, npz, folder):
+def _side(command, code, mode, npz, folder, extra=()):
     """One side's run of ``mode`` on ``npz`` in a fresh process: its JSON answer. ``code``: the
-    checkout on PYTHONPATH (ours), None for coal (an environment with nothing of ours)."""
+    checkout on PYTHONPATH (ours), None for coal (an environment with nothing of ours);
+    ``extra``: further arguments."""
     out = os.path.join(folder, "answer.json")
     env = dict(os.environ)
     if code is None:
@@ -121,7 +132,7 @@ def _side(command, code, mode, npz, folder):
         env["PYTHONPATH"] = code
     # (run from the temporary folder: a script's own folder and the working folder come first
     # on the path, never another checkout's code)
-    subprocess.run(command + [mode, npz, out], check=True, env=env, cwd=folder)
+    subprocess.run(command + [mode, npz, out, *extra], check=True, env=env, cwd=folder)
     with open(out) as f:
         answer = json.load(f)
     if code is not None and os.path.realpath(answer["code"]) != os.path.realpath(code):
@@ -261,7 +272,55 @@ def _ratio(a, b):
     return f"{a / b:.1f}×" if b else "-"
 
 
-def _print_level(info, runs, data):
+def _level_agreement(first, data):
+    """(pairs both report within their clearance, largest |Δ signed distance| over those
+    apart, over those overlapping, pairs only one side reports, pairs coal's EPA failed on)."""
+    mine, theirs = first["today"]["measured"], first["coal"]["signed"]
+    apart, deep, both, alone, failed = 0.0, 0.0, 0, 0, 0
+    for (i, j), signed in zip(data["pairs"].tolist(), theirs):
+        ours = mine.get(f"{i} {j}")
+        if signed is not None and math.isnan(signed):
+            failed += 1
+        elif (ours is None) != (signed is None):
+            alone += 1
+        elif ours is not None:
+            both += 1
+            if min(ours, signed) >= 0.0:
+                apart = max(apart, abs(ours - signed))
+            else:
+                deep = max(deep, abs(ours - signed))
+    return both, apart, deep, alone, failed
+
+
+def _single_agreement(first, data, name, answers):
+    """(largest |Δ| relative to the pair's size, poses one side gives no answer for)."""
+    size = float(data[name + "_size"])
+    mine = first["today"][name][answers]
+    theirs = first["coal"][name]["tight_" + answers]
+    answered = [m is not None and t is not None and not math.isnan(t)
+                for m, t in zip(mine, theirs)]
+    deltas = [abs(m - t) for m, t, ok in zip(mine, theirs, answered) if ok]
+    missing = len(answered) - sum(answered)
+    return max(deltas, default=0.0) / size, missing
+
+
+def _check_agreement(first, level_data, single_data):
+    """Print how far our answers and coal's (GJK at 1e-10, EPA at 1e-9) agree before anything
+    is timed; stop when distances of shapes apart differ (a convention read differently)."""
+    both, apart, deep, alone, failed = _level_agreement(first["level"], level_data)
+    worst = max(_single_agreement(first["single"], single_data, name, "distances")[0]
+                for name in PAIRS)
+    print(f"agreement before timing (coal: GJK at 1e-10, EPA at 1e-9): level, {both} pairs "
+          f"within their clearance, signed distances within {apart:.1e} m apart and {deep:.1e} m "
+          f"overlapping, {alone} pairs reported by one side only, {failed} coal's EPA failed on; "
+          f"single pairs, distances "
+          f"within {worst:.1e} of the pair's size", flush=True)
+    if worst > AGREEMENT or apart > AGREEMENT:
+        raise SystemExit("our distances and coal's disagree beyond "
+                         f"{AGREEMENT:.0e}: the export or _peer_coal.py reads a shape otherwise")
+
+
+def _print_level(info, runs, first, data):
     pairs = max(1, info["pairs"])
     print(f"\n(a) level narrow phase: scattered level of {info['objects']:,} objects, clearance "
           f"{CLEARANCE} m; {info['candidates']:,} candidate pairs after the box cull")
@@ -274,35 +333,36 @@ def _print_level(info, runs, data):
     print(f"    {info['kept']:,} objects, {info['pairs']:,} pairs measured; our check on the "
           f"exported objects found the same pairs: {today[0]['same_pairs']}; "
           f"{today[0]['single']} pairs went to single queries, {today[0]['findings']} findings")
-    print(f"    {'side':<34} {'s':>8} {'µs/pair':>8} {'ours ×':>7}")
-    ours = _median(today, "narrow_s")
-    rows = [("ours (today) narrow phase", ours)]
+    print(f"    {'side':<34} {'wall s':>7} {'(min–max)':>13} {'µs/pair':>8} {'ours ×':>7}"
+          f"   {'CPU s':>7} {'µs/pair':>8} {'ours ×':>7}")
+    rows = [("ours (today) narrow phase", today, "narrow")]
     if "baseline" in runs:
-        rows.append(("ours (baseline) narrow phase", _median(runs["baseline"], "narrow_s")))
+        rows.append(("ours (baseline) narrow phase", runs["baseline"], "narrow"))
     if "coal" in runs:
-        coal = runs["coal"]
-        rows.append(("coal manager collide (+contacts)", _median(coal, "manager_s")))
-        rows.append(("coal collide per pair (+contacts)", _median(coal, "pairs_s")))
-    for label, seconds in rows:
-        print(f"    {label:<34} {seconds:>8.3f} {1e6 * seconds / pairs:>8.1f} "
-              f"{_ratio(ours, seconds):>7}")
+        rows.append(("coal manager collide (+contacts)", runs["coal"], "manager"))
+        rows.append(("coal collide per pair (+contacts)", runs["coal"], "pairs"))
+    ours, ours_cpu = _median(today, "narrow_s"), _median(today, "narrow_cpu_s")
+    for label, side, key in rows:
+        wall, cpu = _median(side, key + "_s"), _median(side, key + "_cpu_s")
+        low, high = min(r[key + "_s"] for r in side), max(r[key + "_s"] for r in side)
+        print(f"    {label:<34} {wall:>7.3f} {f'({low:.3f}–{high:.3f})':>13} "
+              f"{1e6 * wall / pairs:>8.1f} {_ratio(ours, wall):>7}   {cpu:>7.3f} "
+              f"{1e6 * cpu / pairs:>8.1f} {_ratio(ours_cpu, cpu):>7}")
+    print("    wall: median of the rounds (their range in brackets); CPU: the process's CPU "
+          "time over the same work (numpy's BLAS threads count in ours)")
     if "coal" in runs:
         coal = runs["coal"][0]
         print(f"    coal counts {coal['pair_hits']} of the pairs within the margin per pair, its "
               f"manager {coal['manager_contacts']} contacts (over all {coal['objects']:,} "
               f"objects, its own broad phase); our check {today[0]['findings']} findings")
-        mine = today[0]["measured"]
-        worst, both = 0.0, 0
-        for (i, j), signed in zip(data["pairs"].tolist(), coal["signed"]):
-            key = f"{i} {j}"
-            if signed is not None and key in mine:
-                both += 1
-                worst = max(worst, abs(mine[key] - signed))
-        print(f"    agreement on the {both} pairs both report within the clearance: signed "
-              f"distances within {worst:.1e} m")
+        both, apart, deep, alone, failed = _level_agreement(first, data)
+        print(f"    agreement (coal: GJK 1e-10, EPA 1e-9, untimed) on the {both} pairs both "
+              f"report within their clearance: signed distances within {apart:.1e} m apart, "
+              f"{deep:.1e} m overlapping; {alone} pairs reported by one side only; {failed} "
+              f"where coal's EPA failed")
 
 
-def _print_single(runs, data):
+def _print_single(runs, first, data):
     print(f"\n(b) single queries, {len(data[PAIRS[0] + '_deep_a'])} poses per pair (seed {SEED});"
           " median µs per query; Δ: largest |difference| from coal relative to the pair's size")
     has_base, has_coal = "baseline" in runs, "coal" in runs
@@ -324,24 +384,19 @@ def _print_single(runs, data):
                 line += f" {statistics.median(r[name][query] for r in runs['baseline']):>9.1f}"
             if has_coal:
                 coal = statistics.median(r[name][query] for r in runs["coal"])
-                mine = runs["today"][0][name][answers]
-                theirs = runs["coal"][0][name]["tight_" + answers]
-                deltas = [abs(m - t) for m, t in zip(mine, theirs)
-                          if m is not None and t is not None]
-                missing = sum(m is None or t is None for m, t in zip(mine, theirs))
-                worst = max(deltas, default=0.0) / size
+                worst, missing = _single_agreement(first, data, name, answers)
                 line += f" {coal:>7.1f} {_ratio(ours, coal):>7} {worst:>8.1e}"
                 if missing:
                     line += f" ({missing} without a depth on one side)"
         print(line)
         if has_coal:
-            notes.extend(_depth_disagreements(name, data, runs["today"][0][name]["depths"],
-                                              runs["coal"][0][name]))
+            notes.extend(_depth_disagreements(name, data, first["today"][name]["depths"],
+                                              first["coal"][name]))
     for note in notes:
         print(note)
     if has_coal:
-        print(f"    (Δ against coal's answers at tolerance 1e-10, untimed; they agree when "
-              f"Δ < {AGREEMENT:.0e}. coal's times are at its default tolerances and include "
+        print(f"    (Δ against coal's answers at GJK 1e-10, EPA 1e-9, untimed; they agree "
+              f"when Δ < {AGREEMENT:.0e}. coal's times are at its default tolerances and include "
               "about 1 µs of Python call overhead)")
 
 
@@ -360,9 +415,11 @@ def _depth_disagreements(name, data, ours, coal):
     short, longer, worst = 0, 0, None
     for k, (mine, theirs, normal) in enumerate(zip(ours, coal["tight_depths"],
                                                   coal["tight_normals"])):
-        if mine is None or theirs is None or abs(mine - theirs) <= AGREEMENT * size:
+        if mine is None or theirs is None or math.isnan(theirs) or \
+                abs(mine - theirs) <= AGREEMENT * size:
             continue
-        pa, pb = Transformed(a, data[name + "_deep_a"][k]), Transformed(b, data[name + "_deep_b"][k])
+        pa = Transformed(a, data[name + "_deep_a"][k])
+        pb = Transformed(b, data[name + "_deep_b"][k])
         n = np.asarray(normal)
         need = float(np.dot(pa.support(n) - pb.support(-n), n))
         short += theirs < need - AGREEMENT * size
