@@ -52,7 +52,7 @@ SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, HERE)
 
-from _peer_shapes import single_arrays  # noqa: E402
+from _peer_shapes import KINDS, single_arrays  # noqa: E402
 
 DEFAULT_PEER_PYTHON = "/work/peers/venv/bin/python"
 ROUNDS = 5                       # alternating rounds per side (medians of these)
@@ -274,9 +274,10 @@ def _ratio(a, b):
 
 def _level_agreement(first, data):
     """(pairs both report within their clearance, largest |Δ signed distance| over those
-    apart, over those overlapping, pairs only one side reports, pairs coal's EPA failed on)."""
+    apart, over those overlapping, pairs only one side reports, pairs coal's EPA failed on,
+    the overlapping pair of the largest Δ as (i, j, ours, coal's))."""
     mine, theirs = first["today"]["measured"], first["coal"]["signed"]
-    apart, deep, both, alone, failed = 0.0, 0.0, 0, 0, 0
+    apart, deep, both, alone, failed, worst = 0.0, 0.0, 0, 0, 0, None
     for (i, j), signed in zip(data["pairs"].tolist(), theirs):
         ours = mine.get(f"{i} {j}")
         if signed is not None and math.isnan(signed):
@@ -287,9 +288,9 @@ def _level_agreement(first, data):
             both += 1
             if min(ours, signed) >= 0.0:
                 apart = max(apart, abs(ours - signed))
-            else:
-                deep = max(deep, abs(ours - signed))
-    return both, apart, deep, alone, failed
+            elif abs(ours - signed) > deep:
+                deep, worst = abs(ours - signed), (i, j, ours, signed)
+    return both, apart, deep, alone, failed, worst
 
 
 def _single_agreement(first, data, name, answers):
@@ -307,7 +308,7 @@ def _single_agreement(first, data, name, answers):
 def _check_agreement(first, level_data, single_data):
     """Print how far our answers and coal's (GJK at 1e-10, EPA at 1e-9) agree before anything
     is timed; stop when distances of shapes apart differ (a convention read differently)."""
-    both, apart, deep, alone, failed = _level_agreement(first["level"], level_data)
+    both, apart, deep, alone, failed, _ = _level_agreement(first["level"], level_data)
     worst = max(_single_agreement(first["single"], single_data, name, "distances")[0]
                 for name in PAIRS)
     print(f"agreement before timing (coal: GJK at 1e-10, EPA at 1e-9): level, {both} pairs "
@@ -354,12 +355,38 @@ def _print_level(info, runs, first, data):
         coal = runs["coal"][0]
         print(f"    coal counts {coal['pair_hits']} of the pairs within the margin per pair, its "
               f"manager {coal['manager_contacts']} contacts (over all {coal['objects']:,} "
-              f"objects, its own broad phase); our check {today[0]['findings']} findings")
-        both, apart, deep, alone, failed = _level_agreement(first, data)
-        print(f"    agreement (coal: GJK 1e-10, EPA 1e-9, untimed) on the {both} pairs both "
-              f"report within their clearance: signed distances within {apart:.1e} m apart, "
-              f"{deep:.1e} m overlapping; {alone} pairs reported by one side only; {failed} "
-              f"where coal's EPA failed")
+              f"objects, its own broad phase, whose boxes are not grown by the margin: "
+              f"{_boxes_apart(data, coal['signed'])} of the pairs within it have boxes apart); "
+              f"our check {today[0]['findings']} findings")
+        both, apart, deep, alone, failed, worst = _level_agreement(first, data)
+        timed = _level_agreement({"today": first["today"], "coal": coal}, data)
+        print(f"    agreement on the {both} pairs both report within their clearance, signed "
+              f"distances: against coal at GJK 1e-10, EPA 1e-9 (untimed) within {apart:.1e} m "
+              f"apart, {deep:.1e} m overlapping; against coal at its defaults (timed) within "
+              f"{timed[1]:.1e} m apart, {timed[2]:.1e} m overlapping; {alone} pairs reported by "
+              f"one side only; {failed} where coal's tight EPA failed")
+        if worst is not None and deep > AGREEMENT:
+            i, j, ours, theirs = worst
+            kinds = data["kind"].tolist()
+            default = coal["signed"][data["pairs"].tolist().index([i, j])]
+            print(f"    worst overlap: {data['names'][i]} ({KINDS[kinds[i]]}) – "
+                  f"{data['names'][j]} ({KINDS[kinds[j]]}): ours {ours:.7f}, coal tight "
+                  f"{theirs:.7f}, coal at its defaults {default:.7f}")
+
+
+def _boxes_apart(data, signed):
+    """How many of the pairs coal finds within their margin have apart boxes (ours)."""
+    from convex_tools.core.placement import world_aabbs
+
+    from _peer_shapes import posed_entries
+
+    shapes = posed_entries(data)
+    lower, upper = world_aabbs([shapes.raw(k) for k in range(len(shapes))])
+    pairs = data["pairs"].reshape(-1, 2)
+    i, j = pairs[:, 0], pairs[:, 1]
+    gap = np.maximum(np.maximum(lower[j] - upper[i], lower[i] - upper[j]), 0.0).max(axis=1)
+    within = np.array([s is not None for s in signed], dtype=bool)
+    return int((within & (gap > 0.0)).sum())
 
 
 def _print_single(runs, first, data):
