@@ -392,9 +392,10 @@ def _boxes_apart(data, signed):
 
 
 def _print_single(runs, first, data):
-    print(f"\n(b) single queries, {len(data[PAIRS[0] + '_deep_a'])} poses per pair (seed {SEED});"
-          " median µs per query; Δ: largest |difference| from coal relative to the pair's size")
     has_base, has_coal = "baseline" in runs, "coal" in runs
+    print(f"\n(b) single queries, {len(data[PAIRS[0] + '_deep_a'])} poses per pair (seed {SEED});"
+          " median µs per query" + ("; Δ: largest |difference| from coal relative to the "
+                                    "pair's size" if has_coal else ""))
     head = f"    {'pair':<14} {'pen ours':>9}"
     head += f" {'baseline':>9}" if has_base else ""
     head += f" {'coal':>7} {'ours ×':>7} {'depth Δ':>8}" if has_coal else ""
