@@ -219,18 +219,11 @@ def bounding_radius(shape):
     return float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))
 
 
-def random_rotation(rng):
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 def _poses(rng, a, b, count, deep):
     """``count`` (matrix_a, matrix_b) pairs of rigid poses: deep overlaps (B's centre within a
     quarter of the smaller bounding radius of A's; kept only when they intersect) or apart
     (B's centre at 0.5–1.3 × the sum of the radii; kept only when they do not)."""
+    from benchmarks.penetration import random_rotation
     from convex_tools.core import Transformed, distance
 
     ra, rb = bounding_radius(a), bounding_radius(b)
