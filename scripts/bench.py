@@ -33,7 +33,12 @@ def main(argv=None):
                         help="random configurations per pair (default per section)")
     parser.add_argument("--baseline", metavar="CHECKOUT", default=None,
                         help="another checkout of this repository (an earlier version) to "
-                             "measure beside this one, where a section supports it (level)")
+                             "measure beside this one, where a section supports it (level, "
+                             "peers)")
+    parser.add_argument("--peer-python", metavar="PATH", default=None,
+                        help="Python of the peer environment with coal (section peers; "
+                             "default: $CONVEX_PEER_PYTHON, else /work/peers/venv/bin/python "
+                             "if it exists)")
     args = parser.parse_args(argv)
     chosen = args.sections or sections()
     unknown = set(chosen) - set(sections())
