@@ -57,8 +57,8 @@ FEATURE_TOLERANCE = 1e-9
 MERGE_ANGLE = math.radians(10.0)
 
 # Manifold points closer than this fraction of the contact's size are one point (the clipped
-# pieces of neighbouring triangles share their edges' points).
-MERGE_TOLERANCE = 1e-9
+# pieces of neighbouring triangles share their edges' points): the convex manifolds' own.
+MERGE_TOLERANCE = manifold.MERGE_TOLERANCE
 
 # A point of a triangle's plane counts as inside the triangle when it is within this fraction of
 # an edge's length outside it (so that a ray through a shared edge hits one of the two

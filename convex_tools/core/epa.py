@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import mpr
+from . import mpr, simplex
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
 from .geometry import (COORDINATE_ROUNDING, LENGTH_FLOOR, cross, dot, norm2, perpendicular,
@@ -118,8 +118,9 @@ COPLANAR_COSINE_GAP = 1e-12
 # A triangle is degenerate when |e1 × e2|² <= this · |e1|²·|e2|² (sine of its angle ~1e-10).
 DEGENERATE_SIN2 = 1e-20
 
-# A tetrahedron is flat when |volume| <= this · |e1|·|e2|·|e3| (the box its edges span).
-FLAT_TETRAHEDRON_RATIO = 1e-12
+# A tetrahedron is flat when |volume| <= this · |e1|·|e2|·|e3| (the box its edges span): the
+# simplex sub-algorithm's own threshold.
+FLAT_TETRAHEDRON_RATIO = simplex.FLAT_TETRAHEDRON_RATIO
 
 # Support calls the in-plane search for a triangle pierced by a segment simplex may make.
 MAX_PIERCE_ITERATIONS = 24
@@ -831,9 +832,10 @@ def _best_tetrahedron(poly, candidates):
     return _Start(Status.INTERSECTING, best)
 
 
-def _min_coordinate(W, simplex):
-    """Smallest barycentric coordinate of the origin's projection onto the simplex's hull."""
-    pts = [W[m] for m in simplex]
+def _min_coordinate(W, indices):
+    """Smallest barycentric coordinate of the origin's projection onto the hull of the simplex
+    ``W[indices]``."""
+    pts = [W[m] for m in indices]
     if len(pts) == 4:
         p0 = pts[0]
         e1, e2, e3 = sub(pts[1], p0), sub(pts[2], p0), sub(pts[3], p0)
