@@ -46,7 +46,8 @@ from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
 from .collect import Entry, collect_entries
-from .objects import is_concave, settings_of, shape_from_object, world_matrix
+from .objects import (is_concave, shape_from_object, stored_settings,
+                      stored_settings_key, world_matrix)
 from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
@@ -400,14 +401,6 @@ def _rna_plan(rna):
     return plan
 
 
-def _id_properties(obj, name):
-    group = obj.get(name)
-    if group is None:
-        return None
-    to_dict = getattr(group, "to_dict", None)
-    return repr(to_dict() if to_dict is not None else group)
-
-
 class SharedShapes:
     """World-space shapes of objects, made once per distinct object *content*.
 
@@ -434,14 +427,26 @@ class SharedShapes:
         self.made = 0        # shapes made by shape_from_object
         self.reused = 0      # shapes moved from another instance
 
-    def shape(self, obj, depsgraph, placement=None):
-        """The world-space shape of ``obj`` (placed by a collection instance's ``placement``)."""
-        key = self._content_key(obj) if self.enabled else None
+    def shape(self, obj, depsgraph, placement=None, *, matrix=None, name=None):
+        """The world-space shape of ``obj`` (placed by a collection instance's ``placement``);
+        ``matrix``: its world matrix (``placement @ obj.matrix_world``) when the caller has it,
+        ``name``: ``obj.name`` when known (both only spare reads)."""
+        shape, inner, x = self.pose(obj, depsgraph, placement, matrix=matrix, name=name)
+        if shape is not None:
+            return shape
+        return shared_shape(inner, (world_matrix(obj, placement) if matrix is None
+                                    else matrix) @ x)
+
+    def pose(self, obj, depsgraph, placement=None, *, matrix=None, name=None):
+        """``shape`` in two halves: (shape, None, None) for a shape made now (or not
+        shareable); (None, inner, X) for one shared with an object seen before: the shape is
+        ``shared_shape(inner, M @ X)`` with M the object's world matrix, which the caller may
+        multiply for many objects at once."""
+        key = self._content_key(obj, name) if self.enabled else None
         if key is None:
             self.made += 1
             return shape_from_object(obj, depsgraph=depsgraph, placement=placement,
-                                     proxies=self.proxies)
-        matrix = world_matrix(obj, placement)
+                                     proxies=self.proxies), None, None
         hit = self._local.get(key)
         stretch = None
         if hit is None and placement is None:
@@ -449,51 +454,62 @@ class SharedShapes:
             if stretch is not None:
                 hit = self._local.get(key + (stretch,))
         if hit is not None:
-            inner, x = hit
             self.reused += 1
-            # A compound or triangle mesh moves as a whole (its parts keep their matrices).
-            return inner.transformed(matrix @ x) if is_concave(inner) else Placed(inner, matrix @ x)
+            return None, hit[0], hit[1]
         self.made += 1
         world = shape_from_object(obj, depsgraph=depsgraph, placement=placement,
                                   proxies=self.proxies)
-        inverse = _affine_inverse(matrix)
+        inverse = _affine_inverse(world_matrix(obj, placement) if matrix is None else matrix)
         if inverse is None:
-            return world
+            return world, None, None
         if isinstance(world, Transformed):
             self._local[key] = (world.shape, inverse @ world.matrix)
         elif is_concave(world):
             self._local[key] = (world, inverse)
         elif stretch is not None:
             self._local[key + (stretch,)] = (world, inverse)
-        return world
+        return world, None, None
 
-    def _content_key(self, obj):
-        """What the object's shape depends on besides its matrix; None when unknown."""
+    def _content_key(self, obj, name=None):
+        """What the object's shape depends on besides its matrix; None when unknown. Each
+        setting is read once (this runs for every object of a level)."""
         kind, data = obj.type, obj.data
         if kind == 'META' or data is None:
             return None
-        if obj.parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
+        parent = obj.parent
+        if parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
             return None
         if self.proxies is None:       # one index for all the objects this cache sees
             self.proxies = ProxyIndex()
+        if name is None:
+            name = obj.name
         # Proxies and compound children bring other objects' data and matrices (a childless
         # compound parent is refused by shape_from_object); margins on convex parts do not move
         # with a stretching matrix as a compound does.
-        if self.proxies.has_parts(obj.name):
+        if self.proxies.has_parts(name):
             return None
         rigid = obj.rigid_body
         if rigid is not None and rigid.collision_shape == 'COMPOUND':
             return None
-        settings = settings_of(obj)
-        if settings is not None and settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
-            return None
-        mark = self.proxies.own_mark(obj)     # a Godot suffix chooses the kind by name
+        # The Convex settings: the kind, margin and radius choose the shape (none stored: all
+        # at their defaults).
+        settings = stored_settings(obj)
+        snapshot = None
+        if settings is not None:
+            if settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
+                return None
+            snapshot = stored_settings_key(obj)
+        mark = self.proxies.own_mark(name)     # a Godot suffix chooses the kind by name
+        modifiers = ()
+        stack = obj.modifiers
         try:
-            modifiers = []
-            for mod in obj.modifiers:
-                if mod.type not in SHAREABLE_MODIFIERS:
-                    return None
-                modifiers.append((mod.type, _rna_key(mod)))
+            if stack:
+                modifiers = []
+                for mod in stack:
+                    if mod.type not in SHAREABLE_MODIFIERS:
+                        return None
+                    modifiers.append((mod.type, _rna_key(mod)))
+                modifiers = tuple(modifiers)
             # What of a rigid body makes its shape (``objects``: the collision shape, and the
             # margin of a convex hull); reading all of its settings cost ~20 µs an object.
             rigid_body = (rigid.collision_shape, rigid.use_margin,
@@ -501,8 +517,15 @@ class SharedShapes:
         except _Unshareable:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
-        return (kind, data.as_pointer(), tuple(modifiers), groups, rigid_body,
-                _id_properties(obj, "convex_tools"), mark.kind if mark is not None else None)
+        return (kind, data.as_pointer(), modifiers, groups, rigid_body, snapshot,
+                mark.kind if mark is not None else None)
+
+
+def shared_shape(inner, matrix):
+    """The world shape of a shared local shape under ``matrix`` (``SharedShapes.pose``): a
+    compound or triangle mesh moves as a whole (its parts keep their matrices), a convex shape
+    is placed (made on first use)."""
+    return inner.transformed(matrix) if is_concave(inner) else Placed(inner, matrix)
 
 
 def _stretch(obj):
@@ -616,7 +639,7 @@ def object_clearance(obj):
             raise ValueError(f"{obj.name}: custom property {CLEARANCE_PROPERTY} must be a "
                              f"number >= 0, got {value!r}")
         return value
-    settings = getattr(obj, "convex_tools", None)
+    settings = stored_settings(obj)      # (none stored: no clearance of its own)
     if settings is not None and getattr(settings, "use_clearance", False):
         return float(settings.clearance)
     return None

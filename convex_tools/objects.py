@@ -128,6 +128,39 @@ def settings_of(obj):
     return getattr(obj, "convex_tools", None)
 
 
+def stored_settings(obj):
+    """The object's Convex Tools settings when any of them was ever set, else None (all at
+    their defaults, or the add-on not registered). Blender keeps an add-on's properties in the
+    object's system properties, made on the first write: asking for them costs ~0.2 µs, while
+    ``obj.convex_tools`` costs ~1 µs and each of its fields ~0.8 µs more (a level check reads
+    them for every object). For callers to which a default setting and no setting are the
+    same."""
+    system = getattr(obj, "bl_system_properties_get", None)
+    if system is None:                      # (Blender before 5.0: no separate storage)
+        return settings_of(obj)
+    group = system()
+    # (Reading ``obj.convex_tools`` makes an empty group: nothing set in it either.)
+    if group is None or not group.get("convex_tools"):
+        return None
+    return settings_of(obj)
+
+
+def stored_settings_key(obj):
+    """A hashable snapshot of the object's stored Convex Tools settings (None when none was
+    ever set; objects at their defaults share the snapshot None): what of its settings a shape
+    may depend on."""
+    system = getattr(obj, "bl_system_properties_get", None)
+    if system is None:
+        group = obj.get("convex_tools")
+    else:
+        group = system()
+        group = group.get("convex_tools") if group is not None else None
+    if not group:
+        return None
+    to_dict = getattr(group, "to_dict", None)
+    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
+
+
 # --- which representation ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class Representation:

@@ -523,7 +523,8 @@ class ProxyIndex:
         return self._owner.get(obj.name)
 
     def own_mark(self, obj):
-        return self._marks.get(obj.name)
+        """``obj``: an object or its name."""
+        return self._marks.get(obj if isinstance(obj, str) else obj.name)
 
     def visual_of(self, obj):
         """For a Godot -colonly/-convcolonly body, the visual object beside it (else None)."""
