@@ -71,6 +71,7 @@ import bpy
 import numpy as np
 
 from . import instances
+from .bulk import ObjectTable
 from .objects import GEOMETRY_TYPES, resolve_object
 
 __all__ = ["Entry", "Collected", "collect_entries", "INSTANCE_LABEL"]
@@ -105,19 +106,27 @@ class Entry:
     """
 
     __slots__ = ("name", "obj", "placement", "instancers", "mover", "instanced_by",
-                 "_collections", "_properties", "_passive", "_parents")
+                 "_collections", "_properties", "_passive", "_parents", "_object_name")
 
     _SAME = object()    # ``mover`` default: the collection-instance rule
 
     def __init__(self, name, obj, placement=None, instancers=(), *, mover=_SAME,
-                 instanced_by=None, parents=None):
+                 instanced_by=None, parents=None, object_name=None):
         self.name, self.obj, self.placement, self.instancers = name, obj, placement, instancers
+        self._object_name = object_name    # ``obj.name`` when the caller has read it
         if mover is Entry._SAME:
             mover = (instancers[0] if instancers else obj).name
         self.mover = mover
         self.instanced_by = instanced_by
         self._parents = parents            # a shared ``_CollectionParents`` (made if None)
         self._collections = self._properties = self._passive = None
+
+    @property
+    def object_name(self) -> str:
+        """``obj.name`` (read once)."""
+        if self._object_name is None:
+            self._object_name = self.obj.name
+        return self._object_name
 
     @property
     def selectable(self):
@@ -180,31 +189,46 @@ def plain_properties(obj) -> dict:
 
 
 def collect_entries(objects, collection, ignore, everything, proxies, depsgraph,
-                    include_hidden=False, include_cutters=False) -> Collected:
+                    include_hidden=False, include_cutters=False, table=None) -> Collected:
     """What the level check measures among ``objects`` (objects or names), else the objects of
     ``collection`` (a collection or its name), else ``everything`` (the view layer's objects, or
     a scene's), minus what ``ignore`` names (objects, collections, names, fnmatch patterns); see
     the module docstring. ``proxies``: the file's ``ProxyIndex``; ``depsgraph``: the evaluated
     depsgraph whose object instances are read; ``include_hidden``, ``include_cutters``: check
-    objects disabled in viewports, and Boolean operands."""
+    objects disabled in viewports, and Boolean operands; ``table``: the file's
+    ``bulk.ObjectTable`` if the caller has read one (made here otherwise)."""
     view_layer = _view_layer_of(everything)
+    names = None         # the objects' names, when read in bulk
     if objects is not None:
         objs = [resolve_object(o, "objects") for o in objects]
     elif collection is not None:
-        objs = list(_collection(collection).all_objects)
+        coll = _collection(collection)
+        objs, names = list(coll.all_objects), coll.all_objects.keys()
     else:
         objs = list(everything)
+        names = _names(everything, objs)
         if include_hidden and view_layer is not None:
             # Objects of excluded collections are not in the view layer's list.
-            present = {o.name for o in objs}
-            objs += [o for o in view_layer.id_data.objects if o.name not in present]
+            present = set(names)
+            more = [o for o in view_layer.id_data.objects if o.name not in present]
+            objs += more
+            names = list(names) + [o.name for o in more]
     collector = _Collector(ignore, proxies, depsgraph, view_layer, include_hidden,
-                           include_cutters)
+                           include_cutters, table)
     with _cyclic_gc_paused():
         collector.scan_file()
-        for obj in objs:
-            collector.add_object(obj)
+        collector.add_objects(objs, names)
     return collector.finish()
+
+
+def _names(collection, objs) -> list:
+    """Names of ``objs``, the items of ``collection``: read in one call when it is a
+    ``bpy_prop_collection``."""
+    keys = getattr(collection, "keys", None)
+    names = keys() if keys is not None else None
+    if names is None or len(names) != len(objs):
+        names = [o.name for o in objs]
+    return names
 
 
 @contextlib.contextmanager
@@ -223,7 +247,9 @@ def _cyclic_gc_paused():
 
 
 class _Collector:
-    def __init__(self, ignore, proxies, depsgraph, view_layer, include_hidden, include_cutters):
+    def __init__(self, ignore, proxies, depsgraph, view_layer, include_hidden, include_cutters,
+                 table=None):
+        self.table = table if table is not None else ObjectTable()
         self.ignored = _Ignore(ignore)
         self.proxies = proxies
         self.depsgraph = depsgraph
@@ -242,9 +268,12 @@ class _Collector:
     def scan_file(self):
         """One pass over the file's objects: Boolean operands, and objects that instance
         through the depsgraph (only then are its object instances read)."""
-        for obj in bpy.data.objects:
-            if obj.instance_type in _INSTANCING_TYPES:
-                self.may_instance.add(obj.name)
+        table = self.table
+        instancing = np.isin(table.instance_type,
+                             [table.instance_code(t) for t in _INSTANCING_TYPES])
+        for k in np.flatnonzero(instancing).tolist():
+            self.may_instance.add(table.names[k])
+        for obj in table.objects:
             if not obj.modifiers:
                 continue
             for mod in obj.modifiers:
@@ -266,6 +295,44 @@ class _Collector:
         return self._records.get(parent_name, ())
 
     # --- objects ----------------------------------------------------------------------------
+    def add_objects(self, objs, names=None):
+        """``add_object`` of each of ``objs`` (``names``: theirs, if read), in order. Most
+        objects of a level are plain: with geometry, instancing nothing, no proxy nor stand-in,
+        no Boolean operand, enabled in viewports (``_plain``, read in bulk); they become an
+        entry of their own directly, as ``consider`` makes it."""
+        if names is None:
+            names = [o.name for o in objs]
+        plain = self._plain()
+        row = self.table.row
+        quick = plain[[row.get(n, -1) for n in names]].tolist() if names else []
+        entries, seen, parents, ignored = self.out.entries, self.seen, self.parents, self.ignored
+        for obj, name, fast in zip(objs, names, quick):
+            if not fast:
+                self.add_object(obj)
+            elif name not in seen:
+                seen.add(name)
+                if not (ignored and ignored.match(name)):
+                    entries.append(Entry(name, obj, None, (), mover=name, parents=parents,
+                                         object_name=name))
+
+    def _plain(self) -> np.ndarray:
+        """Bool array over the table's objects (one more, False, for an object not in it):
+        whether each one is plain (``add_objects``)."""
+        table = self.table
+        plain = table.of_types(GEOMETRY_TYPES) & \
+            (table.instance_type == table.instance_code('NONE'))
+        if not self.include_hidden:
+            plain &= ~table.hide_viewport & self.visibility.enabled(table)
+        special = set(self.may_instance) | self.proxies.standing_in() | \
+            set(self.proxies.orphans) | set(self.rule_excluded)
+        if not self.include_cutters:
+            special |= set(self.cutters)
+        for name in special:
+            k = table.row.get(name)
+            if k is not None:
+                plain[k] = False
+        return np.append(plain, False)
+
     def add_object(self, obj):
         if instances.is_instancer(obj):
             if self.ignored.match(obj.name):
@@ -372,7 +439,8 @@ class _Collector:
             self.out.excluded.append((name, reason))
             return
         self.out.entries.append(Entry(name, obj, placement, instancers, mover=mover,
-                                      instanced_by=instanced_by, parents=self.parents))
+                                      instanced_by=instanced_by, parents=self.parents,
+                                      object_name=obj_name))
 
     def _excluded(self, obj, obj_name, top_level):
         """Why a rule leaves ``obj`` out, or None. Visibility is the view layer's only for the
@@ -526,6 +594,19 @@ class _Visibility:
     def __init__(self, view_layer):
         self.view_layer = view_layer
         self._collections = None     # collection pointer -> None (enabled) or the reason
+        self._by_pointer = {}        # collection pointer -> the collection
+
+    def enabled(self, table) -> np.ndarray:
+        """Bool array over ``table``'s objects: held by a collection enabled in viewports.
+        For those whose own monitor icon is on, ``disabled`` is None (a collection enabled
+        anywhere wins); the others are for ``disabled`` to tell."""
+        out = np.zeros(len(table), dtype=bool)
+        row = table.row
+        for key, reason in self._collection_reasons().items():
+            if reason is None:
+                rows = [row.get(n, -1) for n in self._by_pointer[key].objects.keys()]
+                out[[k for k in rows if k >= 0]] = True
+        return out
 
     def disabled(self, obj):
         if obj.hide_viewport:
@@ -559,6 +640,7 @@ class _Visibility:
         if reason is None and coll.hide_viewport:
             reason = f"in collection '{coll.name}', disabled in viewports"
         key = coll.as_pointer()
+        self._by_pointer[key] = coll
         if reasons.get(key, "unset") is not None:     # enabled anywhere wins
             reasons[key] = reason
         for child in layer.children:
@@ -569,6 +651,7 @@ class _Visibility:
         if reason is None and coll.hide_viewport:
             reason = f"in collection '{coll.name}', disabled in viewports"
         key = coll.as_pointer()
+        self._by_pointer[key] = coll
         if reasons.get(key, "unset") is not None:
             reasons[key] = reason
         for child in coll.children:

@@ -45,6 +45,7 @@ from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
+from .bulk import ObjectTable
 from .collect import Entry, collect_entries
 from .objects import (is_concave, shape_from_object, stored_settings,
                       stored_settings_key, world_matrix)
@@ -91,14 +92,16 @@ class LevelRun:
                       else self.scene.objects)
         self.rules = load_rules(rules, self.scene)
         self.warnings = list(self.rules.warnings)
+        # The file's objects read in bulk (names, types, world matrices: ``bulk``).
+        self.table = ObjectTable()
         # Whose proxy naming: the flag, else the rules file's [defaults], else the scene's.
-        self.proxies = ProxyIndex(**proxy_options(
+        self.proxies = ProxyIndex(table=self.table, **proxy_options(
             self.scene, engine or self.rules.defaults["engine"],
             one_hull_per_ucx if one_hull_per_ucx is not None
             else self.rules.defaults["one_hull_per_ucx"]))
         collected = collect_entries(objects, collection, ignore, everything, self.proxies,
                                     self.depsgraph, include_hidden=include_hidden,
-                                    include_cutters=include_cutters)
+                                    include_cutters=include_cutters, table=self.table)
         self.pending, skipped = collected.entries, collected.skipped
         # Left out by rule (disabled in viewports, Boolean cutters, -noimp, proxies' looks):
         # listed, never an error.
@@ -125,6 +128,11 @@ class LevelRun:
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
         self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
+        # Shapes shared with an object converted before, placed all at once when the last
+        # object is converted (``_place_shared``): id(X) -> (inner, X, positions in
+        # ``shapes``, rows of the bulk table or -1).
+        self._shared = {}
+        self._own_world = {}   # position -> world matrix of a shared one not read in bulk
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
         self.unchecked = []       # (name, reason): an unusable setting of its own (once built)
@@ -239,12 +247,27 @@ class LevelRun:
         t0 = time.perf_counter()
         stop = min(self.converted + count, len(self.pending))
         try:
+            cache, depsgraph, groups = self.shape_cache, self.depsgraph, self._shared
+            rows = self.table.row
             for entry in self.pending[self.converted:stop]:
+                name = entry.object_name
                 try:
-                    shape = self.shape_cache.shape(entry.obj, self.depsgraph, entry.placement)
+                    shape, inner, x = cache.pose(entry.obj, depsgraph, entry.placement,
+                                                 name=name)
                 except ValueError as error:  # e.g. a mesh without vertices
                     self.skipped.append((entry.name, str(error)))
                 else:
+                    if shape is None:
+                        # Placed with the others sharing X once all are converted.
+                        group = groups.get(id(x))
+                        if group is None:
+                            group = groups[id(x)] = (inner, x, [], [])
+                        group[2].append(len(self.shapes))
+                        row = rows.get(name, -1)
+                        if row < 0 or entry.placement is not None:
+                            row = -1
+                            self._own_world[len(self.shapes)] = self._world_matrix(entry)
+                        group[3].append(row)
                     self.shapes.append(shape)
                     self.names.append(entry.name)
                     self.kept.append(entry)
@@ -253,9 +276,75 @@ class LevelRun:
         finally:
             self.times["shapes"] += time.perf_counter() - t0
 
+    def _world_matrix(self, entry):
+        """``objects.world_matrix`` of the entry's object, its matrix from the bulk table."""
+        matrix = self.table.matrix(entry.object_name)
+        if matrix is None:             # (not an object of bpy.data: read it alone)
+            return world_matrix(entry.obj, entry.placement)
+        return matrix if entry.placement is None else \
+            np.asarray(entry.placement, dtype=float) @ matrix
+
+    def _place_shared(self):
+        """The pose table of all shapes, the shared ones made first: the matrices M X of the
+        objects sharing one X multiplied at once (as ``SharedShapes.shape`` multiplies them
+        one by one), and the table built from them (``PoseTable.from_poses``) rather than split
+        again from the shapes, in the same order as ``placement.split_poses``."""
+        shapes = self.shapes
+        n = len(shapes)
+        matrices = np.empty((n, 4, 4))
+        placed = np.zeros(n, dtype=bool)     # shared convex shapes: their matrix is set
+        first = {}         # id(local shape) -> [first position, local shape, [positions]]
+        table = self.table.matrices if self._shared else None
+        rows_of = list(matrices)             # (views, made in one pass)
+        for inner, x, members, rows in self._shared.values():
+            members, rows = np.array(members, dtype=np.int64), np.array(rows, dtype=np.int64)
+            world = table[np.maximum(rows, 0)]
+            for i in np.flatnonzero(rows < 0).tolist():
+                world[i] = self._own_world[int(members[i])]
+            matrices[members] = world @ x
+            if is_concave(inner):
+                # (the row becomes the identity below, as for any concave shape: its own copy)
+                for k in members.tolist():
+                    shapes[k] = shared_shape(inner, matrices[k].copy())
+                continue
+            for k in members.tolist():
+                shapes[k] = Placed(inner, rows_of[k])
+            placed[members] = True
+            found = first.get(id(inner))
+            if found is None:
+                first[id(inner)] = [int(members[0]), inner, [members]]
+            else:
+                found[0] = min(found[0], int(members[0]))
+                found[2].append(members)
+        self._shared, self._own_world = {}, {}
+        # The others as ``placement.split_poses`` takes them apart.
+        identity = np.eye(4)
+        for k in np.flatnonzero(~placed).tolist():
+            shape = shapes[k]
+            if isinstance(shape, Placed):
+                inner, matrix = shape.inner, shape.matrix
+            elif isinstance(shape, Transformed):
+                inner, matrix = shape.shape, shape.matrix
+            else:
+                inner, matrix = shape, identity
+            matrices[k] = matrix
+            found = first.get(id(inner))
+            if found is None:
+                first[id(inner)] = [k, inner, [k]]
+            else:
+                found[0] = min(found[0], k)
+                found[2].append(k)
+        index = np.empty(n, dtype=np.int64)
+        locals_ = []
+        for _, inner, members in sorted(first.values(), key=lambda item: item[0]):
+            for chunk in members:
+                index[chunk] = len(locals_)
+            locals_.append(inner)
+        return PoseTable.from_poses(locals_, index, matrices)
+
     def _build(self):
         t0 = time.perf_counter()
-        table = PoseTable.from_shapes(self.shapes)
+        table = self._place_shared()
         aabbs = world_aabbs(self.shapes, table)
         flag, own, unchecked = _clearance_levels(self.kept, self.options["clearances"])
         if unchecked:

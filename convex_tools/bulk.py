@@ -1,0 +1,86 @@
+"""Every object of the file read at once: names, types and world matrices as arrays.
+
+A level check reads a few things of every object. Read one object at a time, each read is a
+Python attribute access through RNA (``np.array(obj.matrix_world)`` costs ~1.3 µs, a name
+~0.2 µs); ``bpy_prop_collection.foreach_get`` reads one property of every object of a
+collection into a buffer in one call (the world matrices of 100,000 objects in ~8 ms, as the
+float32 Blender stores them). ``ObjectTable`` holds those reads for one check; the collect
+stage, the proxy index and the shape cache look objects up in it by name.
+
+Values are the ones the one-object reads give: a world matrix is Blender's float32 matrix
+widened to float64 (``np.array(obj.matrix_world, dtype=float)`` gives the same numbers), and
+``foreach_get`` of an enum gives its items' values, mapped back to their identifiers here.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+__all__ = ["ObjectTable", "enum_identifiers"]
+
+
+def enum_identifiers(struct, prop) -> dict:
+    """Value -> identifier of the items of the enum property ``prop`` of RNA type ``struct``."""
+    return {item.value: item.identifier
+            for item in struct.bl_rna.properties[prop].enum_items}
+
+
+class ObjectTable:
+    """The objects of ``objects`` (a ``bpy_prop_collection`` of objects; default
+    ``bpy.data.objects``), read in bulk.
+
+    ``objects``, ``names`` and ``types`` (identifiers such as 'MESH') are lists in the
+    collection's order; ``row`` maps a name to its position; ``hide_viewport`` is a bool array,
+    ``instance_type`` the values of the objects' Instancing enum;
+    ``matrices`` the (N, 4, 4) world matrices, read on first use (after the depsgraph has been
+    evaluated: its matrices are what a check measures)."""
+
+    def __init__(self, objects=None):
+        self.collection = bpy.data.objects if objects is None else objects
+        self.objects = list(self.collection)
+        self.names = [o.name for o in self.objects] if objects is not None \
+            else self.collection.keys()
+        self.row = {name: k for k, name in enumerate(self.names)}
+        n = len(self.objects)
+        codes = np.empty(n, dtype=np.int32)
+        self.collection.foreach_get("type", codes)
+        lookup = enum_identifiers(bpy.types.Object, "type")
+        self.types = [lookup[c] for c in codes.tolist()]
+        self.hide_viewport = np.empty(n, dtype=bool)
+        self.collection.foreach_get("hide_viewport", self.hide_viewport)
+        # Instancing as its enum's values (``instance_code`` gives an identifier's).
+        self.instance_type = np.empty(n, dtype=np.int32)
+        self.collection.foreach_get("instance_type", self.instance_type)
+        self._type_codes = codes
+        self._matrices = None
+
+    def of_types(self, identifiers) -> np.ndarray:
+        """Bool array: whether each object's type is one of ``identifiers``."""
+        values = [v for v, i in enum_identifiers(bpy.types.Object, "type").items()
+                  if i in identifiers]
+        return np.isin(self._type_codes, values)
+
+    @staticmethod
+    def instance_code(identifier) -> int:
+        """The value of ``Object.instance_type``'s item ``identifier`` (as in
+        ``instance_type``)."""
+        return next(v for v, i in enum_identifiers(bpy.types.Object, "instance_type").items()
+                    if i == identifier)
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    @property
+    def matrices(self) -> np.ndarray:
+        if self._matrices is None:
+            buffer = np.empty(len(self.objects) * 16, dtype=np.float32)
+            self.collection.foreach_get("matrix_world", buffer)
+            # (Blender's matrices are column-major: element [i, j] is at 4 j + i.)
+            self._matrices = buffer.reshape(-1, 4, 4).transpose(0, 2, 1).astype(float)
+        return self._matrices
+
+    def matrix(self, name):
+        """The world matrix of the object called ``name`` (None when it is not in the table)."""
+        k = self.row.get(name)
+        return None if k is None else self.matrices[k]
