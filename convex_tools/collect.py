@@ -215,7 +215,7 @@ def collect_entries(objects, collection, ignore, everything, proxies, depsgraph,
             names = list(names) + [o.name for o in more]
     collector = _Collector(ignore, proxies, depsgraph, view_layer, include_hidden,
                            include_cutters, table)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         collector.scan_file()
         collector.add_objects(objs, names)
     return collector.finish()
@@ -232,11 +232,12 @@ def _names(collection, objs) -> list:
 
 
 @contextlib.contextmanager
-def _cyclic_gc_paused():
+def cyclic_gc_paused():
     """Python's cycle collector off for a while. Collecting allocates a few small objects per
     instance and makes no cycles, yet each of the collector's passes walks every tracked object
     of Blender's interpreter: with it on, a 10,000-rock scatter took 30 µs an instance to read,
-    10 µs with it off."""
+    10 µs with it off (and the level check's set-up of 100,000 objects, 0.55 s rather than
+    0.44 s)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

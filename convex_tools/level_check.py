@@ -46,7 +46,7 @@ from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
 from .bulk import ObjectTable
-from .collect import Entry, collect_entries
+from .collect import Entry, collect_entries, cyclic_gc_paused
 from .objects import (is_concave, shape_from_object, stored_settings,
                       stored_settings_key, world_matrix)
 from .proxies import ProxyIndex, options_for as proxy_options
@@ -343,6 +343,10 @@ class LevelRun:
         return PoseTable.from_poses(locals_, index, matrices)
 
     def _build(self):
+        with cyclic_gc_paused():       # (a few objects per entry, no cycles)
+            self._build_check()
+
+    def _build_check(self):
         t0 = time.perf_counter()
         table = self._place_shared()
         aabbs = world_aabbs(self.shapes, table)
@@ -669,12 +673,12 @@ def entry_info(entry, shape, collections=True, properties=True) -> EntryInfo:
     """What the rules see of one entry: its names, collections and custom properties (when
     asked: a rule group matches by them), whether it is a passive rigid body or a triangle mesh,
     and what a fix moves."""
-    obj = entry.obj
-    rigid = obj.rigid_body
-    return EntryInfo(entry.name, obj.name, entry.collections if collections else (),
-                     entry.properties if properties else {},
-                     rigid is not None and rigid.type == 'PASSIVE',
-                     bool(getattr(shape, "is_mesh", False)), entry.mover, entry.instanced_by)
+    # (A placed convex shape is no triangle mesh: asking it for ``is_mesh`` would raise and
+    # catch an AttributeError, ~1 µs for each of most objects.)
+    is_mesh = False if type(shape) is Placed else bool(getattr(shape, "is_mesh", False))
+    return EntryInfo(entry.name, entry.object_name, entry.collections if collections else (),
+                     entry.properties if properties else {}, entry.passive, is_mesh,
+                     entry.mover, entry.instanced_by)
 
 
 # --- clearances -----------------------------------------------------------------------------
