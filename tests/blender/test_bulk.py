@@ -1,0 +1,103 @@
+"""Bulk reads of the file's objects (``bulk.ObjectTable``): the same values as one object at a
+time, for the matrices the depsgraph evaluates (parents, constraints, drivers, animation), and
+the level check built on them measures what the one-by-one shapes measure."""
+
+import math
+
+import numpy as np
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from bpy_helpers import cube  # noqa: E402
+from convex_tools import level_check  # noqa: E402
+from convex_tools.bulk import ObjectTable  # noqa: E402
+from convex_tools.core.placement import world_aabbs  # noqa: E402
+from convex_tools.objects import shape_from_object  # noqa: E402
+
+
+@pytest.fixture
+def moved_level(registered):
+    """Crates whose world matrices only the depsgraph knows: parented under a turned, scaled
+    parent, moved by a constraint, turned by a driver, animated; and a collection instance."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    base = cube("Base", (0.0, 0.0, 0.0))
+    base.rotation_euler = (0.0, 0.0, 0.5)
+    base.scale = (2.0, 1.0, 1.0)
+    child = cube("Child", (3.0, 0.0, 0.0))
+    child.parent = base                       # its matrix_world now follows Base
+    target = cube("Target", (10.0, 4.0, 0.0))
+    follower = cube("Follower", (0.0, 0.0, 0.0))
+    follower.constraints.new('COPY_LOCATION').target = target
+    turned = cube("Turned", (0.0, 8.0, 0.0))
+    driver = turned.driver_add("rotation_euler", 2).driver
+    driver.type = 'SCRIPTED'
+    driver.use_self = False
+    driver.expression = "0.25 * 3"
+    moving = cube("Moving", (0.0, -8.0, 0.0))
+    moving.keyframe_insert("location", frame=1)
+    moving.location = (20.0, -8.0, 0.0)
+    moving.keyframe_insert("location", frame=11)
+    scene.frame_set(6)                        # halfway: x = 10 (Bézier: the midpoint)
+    kit = bpy.data.collections.new("Kit")
+    scene.collection.children.link(kit)
+    cube("Piece", (0.5, 0.0, 0.0), collection=kit)
+    bpy.context.view_layer.layer_collection.children["Kit"].exclude = True
+    empty = bpy.data.objects.new("Shelf", None)
+    empty.instance_type = 'COLLECTION'
+    empty.instance_collection = kit
+    empty.location = (-6.0, 0.0, 1.0)
+    empty.rotation_euler = (0.0, 0.0, 1.0)
+    scene.collection.objects.link(empty)
+    return scene
+
+
+def test_bulk_matrices_are_the_evaluated_world_matrices(moved_level):
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    table = ObjectTable()
+    assert len(table) == len(bpy.data.objects) == 8
+    for obj in bpy.data.objects:
+        one = np.array(obj.matrix_world, dtype=float)
+        assert np.array_equal(table.matrix(obj.name), one), obj.name
+        assert np.array_equal(np.array(obj.evaluated_get(depsgraph).matrix_world), one)
+    # (and the depsgraph did move them: not the matrices of the bare locations)
+    assert table.matrix("Follower")[:3, 3] == pytest.approx([10.0, 4.0, 0.0])
+    assert math.atan2(table.matrix("Turned")[1, 0], table.matrix("Turned")[0, 0]) == \
+        pytest.approx(0.75, abs=1e-6)
+    assert table.matrix("Moving")[0, 3] == pytest.approx(10.0, abs=1e-5)
+    child = table.matrix("Child")
+    assert child[:3, 3] == pytest.approx([3 * 2 * math.cos(0.5), 3 * 2 * math.sin(0.5), 0.0],
+                                         abs=1e-5)
+
+
+def test_bulk_types_and_flags_are_the_objects_own(moved_level):
+    bpy.data.objects["Target"].hide_viewport = True
+    table = ObjectTable()
+    for k, obj in enumerate(bpy.data.objects):
+        assert table.names[k] == obj.name
+        assert table.types[k] == obj.type
+        assert table.hide_viewport[k] == obj.hide_viewport
+        assert table.instance_type[k] == ObjectTable.instance_code(obj.instance_type)
+    assert table.of_types({"EMPTY"}).tolist() == [o.type == 'EMPTY' for o in bpy.data.objects]
+
+
+def test_the_check_places_every_object_where_its_own_shape_is(moved_level):
+    # Four of the crates share one mesh's hull, placed all at once from the bulk matrices; the
+    # boxes the check measures are those of each object's shape made on its own.
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    run = level_check.LevelRun(None, 0.05)
+    run.run()
+    assert run.shape_cache.reused >= 5
+    assert sorted(run.names) == ["Base", "Child", "Follower", "Moving", "Shelf/Piece",
+                                 "Target", "Turned"]
+    alone = [shape_from_object(e.obj, depsgraph=depsgraph, placement=e.placement)
+             for e in run.kept]
+    lower, upper = world_aabbs(alone)
+    assert np.allclose(run.check.lower, lower, rtol=0.0, atol=1e-9)
+    assert np.allclose(run.check.upper, upper, rtol=0.0, atol=1e-9)
+    # The instance sits where the empty puts it: 0.5 along its x turned by 1 radian.
+    shelf = run.names.index("Shelf/Piece")
+    centre = 0.5 * (run.check.lower[shelf] + run.check.upper[shelf])
+    assert centre == pytest.approx([-6.0 + 0.5 * math.cos(1.0), 0.5 * math.sin(1.0), 1.0],
+                                   abs=1e-6)
