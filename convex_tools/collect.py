@@ -306,13 +306,14 @@ class _Collector:
         plain = self._plain()
         row = self.table.row
         quick = plain[[row.get(n, -1) for n in names]].tolist() if names else []
-        entries, seen, parents, ignored = self.out.entries, self.seen, self.parents, self.ignored
+        entries, seen, parents = self.out.entries, self.seen, self.parents
+        ignored = self.ignored if self.ignored else None
         for obj, name, fast in zip(objs, names, quick):
             if not fast:
                 self.add_object(obj)
             elif name not in seen:
                 seen.add(name)
-                if not (ignored and ignored.match(name)):
+                if ignored is None or not ignored.match(name):
                     entries.append(Entry(name, obj, None, (), mover=name, parents=parents,
                                          object_name=name))
 

@@ -247,13 +247,12 @@ class LevelRun:
         t0 = time.perf_counter()
         stop = min(self.converted + count, len(self.pending))
         try:
-            cache, depsgraph, groups = self.shape_cache, self.depsgraph, self._shared
-            rows = self.table.row
+            pose, depsgraph, groups = self.shape_cache.pose, self.depsgraph, self._shared
+            rows, shapes, names, kept = self.table.row, self.shapes, self.names, self.kept
             for entry in self.pending[self.converted:stop]:
                 name = entry.object_name
                 try:
-                    shape, inner, x = cache.pose(entry.obj, depsgraph, entry.placement,
-                                                 name=name)
+                    shape, inner, x = pose(entry.obj, depsgraph, entry.placement, name=name)
                 except ValueError as error:  # e.g. a mesh without vertices
                     self.skipped.append((entry.name, str(error)))
                 else:
@@ -262,15 +261,15 @@ class LevelRun:
                         group = groups.get(id(x))
                         if group is None:
                             group = groups[id(x)] = (inner, x, [], [])
-                        group[2].append(len(self.shapes))
+                        group[2].append(len(shapes))
                         row = rows.get(name, -1)
                         if row < 0 or entry.placement is not None:
                             row = -1
-                            self._own_world[len(self.shapes)] = self._world_matrix(entry)
+                            self._own_world[len(shapes)] = self._world_matrix(entry)
                         group[3].append(row)
-                    self.shapes.append(shape)
-                    self.names.append(entry.name)
-                    self.kept.append(entry)
+                    shapes.append(shape)
+                    names.append(entry.name)
+                    kept.append(entry)
                 # Counted one by one: an interrupted run reports how far it really got.
                 self.converted += 1
         finally:

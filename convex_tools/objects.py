@@ -135,30 +135,30 @@ def stored_settings(obj):
     ``obj.convex_tools`` costs ~1 µs and each of its fields ~0.8 µs more (a level check reads
     them for every object). For callers to which a default setting and no setting are the
     same."""
-    system = getattr(obj, "bl_system_properties_get", None)
-    if system is None:                      # (Blender before 5.0: no separate storage)
-        return settings_of(obj)
-    group = system()
-    # (Reading ``obj.convex_tools`` makes an empty group: nothing set in it either.)
-    if group is None or not group.get("convex_tools"):
-        return None
-    return settings_of(obj)
+    return None if _stored_group(obj) is None else settings_of(obj)
 
 
 def stored_settings_key(obj):
     """A hashable snapshot of the object's stored Convex Tools settings (None when none was
     ever set; objects at their defaults share the snapshot None): what of its settings a shape
     may depend on."""
+    group = _stored_group(obj)
+    if group is None:
+        return None
+    to_dict = getattr(group, "to_dict", None)
+    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
+
+
+def _stored_group(obj):
+    """The ID property group holding the object's Convex settings; None when there is none or
+    it is empty (reading ``obj.convex_tools`` makes an empty one)."""
     system = getattr(obj, "bl_system_properties_get", None)
-    if system is None:
+    if system is None:                      # (Blender before 5.0: among the custom properties)
         group = obj.get("convex_tools")
     else:
         group = system()
         group = group.get("convex_tools") if group is not None else None
-    if not group:
-        return None
-    to_dict = getattr(group, "to_dict", None)
-    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
+    return group if group else None
 
 
 # --- which representation ---------------------------------------------------------------------
