@@ -17,7 +17,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-__all__ = ["ObjectTable", "enum_identifiers"]
+__all__ = ["ObjectTable", "enum_identifiers", "matrix_bytes", "matrices_of_bytes"]
 
 
 def enum_identifiers(struct, prop) -> dict:
@@ -84,3 +84,16 @@ class ObjectTable:
         """The world matrix of the object called ``name`` (None when it is not in the table)."""
         k = self.row.get(name)
         return None if k is None else self.matrices[k]
+
+
+def matrix_bytes(matrix) -> bytes:
+    """A ``mathutils.Matrix`` 4×4 as its float32 bytes, row by row (through its buffer: ~0.2 µs,
+    where ``np.array(matrix)`` takes ~0.7 µs); for matrices that live only a moment, such as a
+    depsgraph instance's. ``matrices_of_bytes`` makes them an array."""
+    return memoryview(matrix).tobytes()
+
+
+def matrices_of_bytes(chunks) -> np.ndarray:
+    """(N, 4, 4) float64 matrices of N ``matrix_bytes`` (the values ``np.array(matrix,
+    dtype=float)`` gives)."""
+    return np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(-1, 4, 4).astype(float)

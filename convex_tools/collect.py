@@ -71,7 +71,7 @@ import bpy
 import numpy as np
 
 from . import instances
-from .bulk import ObjectTable
+from .bulk import ObjectTable, matrices_of_bytes, matrix_bytes
 from .objects import GEOMETRY_TYPES, resolve_object
 
 __all__ = ["Entry", "Collected", "collect_entries", "INSTANCE_LABEL"]
@@ -551,9 +551,10 @@ def _depsgraph_instances(depsgraph) -> dict:
                 kind = kinds[obj] = kind[:3] + (inverse,)
             if inverse is not None:
                 # (read now: the instance, and the matrix it wraps, live only for this step)
-                placed.append((record, np.array(inst.matrix_world, dtype=float), inverse))
+                placed.append((record, matrix_bytes(inst.matrix_world), inverse))
     if placed:
-        placements = np.array([m for _, m, _ in placed]) @ np.array([i for _, _, i in placed])
+        placements = (matrices_of_bytes([m for _, m, _ in placed])
+                      @ np.array([i for _, _, i in placed]))
         for (record, _, _), placement in zip(placed, placements):
             record.placement = placement
     return out

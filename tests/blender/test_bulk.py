@@ -101,3 +101,26 @@ def test_the_check_places_every_object_where_its_own_shape_is(moved_level):
     centre = 0.5 * (run.check.lower[shelf] + run.check.upper[shelf])
     assert centre == pytest.approx([-6.0 + 0.5 * math.cos(1.0), 0.5 * math.sin(1.0), 1.0],
                                    abs=1e-6)
+
+
+def test_instance_matrices_read_through_their_buffer_are_the_matrices(addon):
+    # Vertex instancing of a turned, scaled crate on a tilted grid: each instance's matrix as
+    # bytes (read while the depsgraph iterator holds it) gives back np.array(matrix) exactly.
+    from convex_tools.bulk import matrices_of_bytes, matrix_bytes
+
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=6, y_subdivisions=5, size=12,
+                                    rotation=(0.2, 0.0, 0.4))
+    grid = bpy.context.object
+    crate = cube("Crate", (0.0, 0.0, 0.0), scale=(0.3, 0.5, 0.7), rotation=(0.1, 0.2, 0.3))
+    crate.parent = grid
+    grid.instance_type = 'VERTS'
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    chunks, arrays = [], []
+    for inst in depsgraph.object_instances:
+        if inst.is_instance:
+            chunks.append(matrix_bytes(inst.matrix_world))
+            arrays.append(np.array(inst.matrix_world, dtype=float))
+    assert len(arrays) == len(grid.data.vertices) == 42
+    assert np.array_equal(matrices_of_bytes(chunks), np.array(arrays))
+    # (the instances differ: one per vertex of the grid)
+    assert len({tuple(a[:3, 3].round(6)) for a in arrays}) == 42
