@@ -464,8 +464,13 @@ def test_entries_carry_collections_properties_and_passive(rock):
     obj["convex_group"] = "rocks"
     obj["biome"] = "forest"
     rock["convex_group"] = "rock"
+    # A duplicate also linked into a second collection: its own answer, not the crate's (the
+    # answer is shared by the objects the same collections hold).
+    twin = cube("Twin", (0, 0, 9), crates)
+    asset_collection("Other", exclude=False).objects.link(twin)
     entries = by_name(collected())
     assert entries["Crate"].collections == ("Crates", "Props")
+    assert entries["Twin"].collections == ("Crates", "Other", "Props")
     assert entries["Crate"].properties == {"convex_group": "props", "weight": 12}
     assert entries["Floor"].passive and not entries["Crate"].passive
     assert floor.rigid_body.type == 'PASSIVE'
