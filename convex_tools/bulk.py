@@ -14,6 +14,8 @@ widened to float64 (``np.array(obj.matrix_world, dtype=float)`` gives the same n
 
 from __future__ import annotations
 
+from collections import Counter
+
 import bpy
 import numpy as np
 
@@ -31,7 +33,8 @@ class ObjectTable:
     ``bpy.data.objects``), read in bulk.
 
     ``objects``, ``names`` and ``types`` (identifiers such as 'MESH') are lists in the
-    collection's order; ``row`` maps a name to its position; ``hide_viewport`` is a bool array,
+    collection's order; ``row`` maps a name to its position (names two objects share, as a
+    library's object may share a local one's, are left out); ``hide_viewport`` is a bool array,
     ``instance_type`` the values of the objects' Instancing enum;
     ``matrices`` the (N, 4, 4) world matrices, read on first use (after the depsgraph has been
     evaluated: its matrices are what a check measures)."""
@@ -42,6 +45,11 @@ class ObjectTable:
         self.names = [o.name for o in self.objects] if objects is not None \
             else self.collection.keys()
         self.row = {name: k for k, name in enumerate(self.names)}
+        if len(self.row) < len(self.names):
+            # Two objects of one name (one linked from a library): neither is looked up by
+            # name; callers read such objects one at a time.
+            for name in [n for n, c in Counter(self.names).items() if c > 1]:
+                del self.row[name]
         n = len(self.objects)
         codes = np.empty(n, dtype=np.int32)
         self.collection.foreach_get("type", codes)

@@ -519,17 +519,15 @@ class SharedShapes:
         self.made = 0        # shapes made by shape_from_object
         self.reused = 0      # shapes moved from another instance
 
-    def shape(self, obj, depsgraph, placement=None, *, matrix=None, name=None):
+    def shape(self, obj, depsgraph, placement=None, *, name=None):
         """The world-space shape of ``obj`` (placed by a collection instance's ``placement``);
-        ``matrix``: its world matrix (``placement @ obj.matrix_world``) when the caller has it,
-        ``name``: ``obj.name`` when known (both only spare reads)."""
-        shape, inner, x = self.pose(obj, depsgraph, placement, matrix=matrix, name=name)
+        ``name``: ``obj.name`` when the caller has read it."""
+        shape, inner, x = self.pose(obj, depsgraph, placement, name=name)
         if shape is not None:
             return shape
-        return shared_shape(inner, (world_matrix(obj, placement) if matrix is None
-                                    else matrix) @ x)
+        return shared_shape(inner, world_matrix(obj, placement) @ x)
 
-    def pose(self, obj, depsgraph, placement=None, *, matrix=None, name=None):
+    def pose(self, obj, depsgraph, placement=None, *, name=None):
         """``shape`` in two halves: (shape, None, None) for a shape made now (or not
         shareable); (None, inner, X) for one shared with an object seen before: the shape is
         ``shared_shape(inner, M @ X)`` with M the object's world matrix, which the caller may
@@ -551,7 +549,7 @@ class SharedShapes:
         self.made += 1
         world = shape_from_object(obj, depsgraph=depsgraph, placement=placement,
                                   proxies=self.proxies)
-        inverse = _affine_inverse(world_matrix(obj, placement) if matrix is None else matrix)
+        inverse = _affine_inverse(world_matrix(obj, placement))
         if inverse is None:
             return world, None, None
         if isinstance(world, Transformed):

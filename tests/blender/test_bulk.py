@@ -124,3 +124,29 @@ def test_instance_matrices_read_through_their_buffer_are_the_matrices(addon):
     assert np.array_equal(matrices_of_bytes(chunks), np.array(arrays))
     # (the instances differ: one per vertex of the grid)
     assert len({tuple(a[:3, 3].round(6)) for a in arrays}) == 42
+
+
+def test_a_linked_object_sharing_a_local_ones_name_keeps_its_own_matrix(registered, tmp_path):
+    # A library's "Crate" at x = 20 beside the file's own "Crate" at the origin: two objects of
+    # one name. Each is checked where it stands (a lookup by name would give both one matrix).
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    cube("Crate", (20.0, 0.0, 0.0))
+    library = str(tmp_path / "library.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    cube("Crate", (0.0, 0.0, 0.0))
+    cube("Neighbour", (20.6, 0.0, 0.0))         # overlaps the linked crate by 0.4
+    with bpy.data.libraries.load(library, link=True) as (source, target):
+        target.objects = ["Crate"]
+    bpy.context.scene.collection.objects.link(target.objects[0])
+    table = ObjectTable()
+    assert sorted(table.names) == ["Crate", "Crate", "Neighbour"]
+    assert table.matrix("Crate") is None and "Crate" not in table.row
+    run = level_check.LevelRun(None, 0.0)
+    found = run.run()
+    # (The two share a reported name, so the check keeps one of them: the file's own.)
+    assert [e.obj.library is None for e in run.kept if e.name == "Crate"] == [True]
+    for entry, lower, upper in zip(run.kept, run.check.lower, run.check.upper):
+        centre = 0.5 * (lower + upper)
+        assert centre == pytest.approx(np.array(entry.obj.matrix_world)[:3, 3], abs=1e-6)
+    assert found == []          # the local crate is 20 m from the neighbour
