@@ -62,6 +62,7 @@ class ObjectTable:
         self.collection.foreach_get("instance_type", self.instance_type)
         self._type_codes = codes
         self._matrices = None
+        self._uids = None              # sorted session_uids (``rows_of``)
 
     def of_types(self, identifiers) -> np.ndarray:
         """Bool array: whether each object's type is one of ``identifiers``."""
@@ -87,6 +88,21 @@ class ObjectTable:
             # (Blender's matrices are column-major: element [i, j] is at 4 j + i.)
             self._matrices = buffer.reshape(-1, 4, 4).transpose(0, 2, 1).astype(float)
         return self._matrices
+
+    def rows_of(self, members) -> np.ndarray:
+        """Positions in the table of the objects of ``members`` (a ``bpy_prop_collection`` of
+        objects, e.g. a collection's ``objects``), read in bulk by their ``session_uid``;
+        those not in the table are left out."""
+        if self._uids is None:
+            uids = np.empty(len(self.objects), dtype=np.int64)
+            self.collection.foreach_get("session_uid", uids)
+            self._uid_order = np.argsort(uids, kind="stable")
+            self._uids = uids[self._uid_order]
+        wanted = np.empty(len(members), dtype=np.int64)
+        members.foreach_get("session_uid", wanted)
+        at = np.minimum(np.searchsorted(self._uids, wanted), max(len(self._uids) - 1, 0))
+        found = self._uids[at] == wanted if len(self._uids) else np.zeros(len(wanted), bool)
+        return self._uid_order[at[found]]
 
     def matrix(self, name):
         """The world matrix of the object called ``name`` (None when it is not in the table)."""

@@ -606,11 +606,9 @@ class _Visibility:
         For those whose own monitor icon is on, ``disabled`` is None (a collection enabled
         anywhere wins); the others are for ``disabled`` to tell."""
         out = np.zeros(len(table), dtype=bool)
-        row = table.row
         for key, reason in self._collection_reasons().items():
             if reason is None:
-                rows = [row.get(n, -1) for n in self._by_pointer[key].objects.keys()]
-                out[[k for k in rows if k >= 0]] = True
+                out[table.rows_of(self._by_pointer[key].objects)] = True
         return out
 
     def disabled(self, obj):

@@ -47,8 +47,8 @@ from .core.shapes import Transformed
 from . import instances
 from .bulk import ObjectTable
 from .collect import Entry, collect_entries, cyclic_gc_paused
-from .objects import (is_concave, shape_from_object, stored_settings,
-                      stored_settings_key, world_matrix)
+from .objects import (is_concave, settings_of, settings_snapshot, shape_from_object,
+                      stored_group, stored_settings, world_matrix)
 from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
@@ -583,12 +583,11 @@ class SharedShapes:
             return None
         # The Convex settings: the kind, margin and radius choose the shape (none stored: all
         # at their defaults).
-        settings = stored_settings(obj)
-        snapshot = None
-        if settings is not None:
+        group = stored_group(obj)
+        if group is not None:
+            settings = settings_of(obj)
             if settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
                 return None
-            snapshot = stored_settings_key(obj)
         mark = self.proxies.own_mark(name)     # a Godot suffix chooses the kind by name
         modifiers = ()
         stack = obj.modifiers
@@ -607,8 +606,8 @@ class SharedShapes:
         except _Unshareable:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
-        return (kind, data.as_pointer(), modifiers, groups, rigid_body, snapshot,
-                mark.kind if mark is not None else None)
+        return (kind, data.as_pointer(), modifiers, groups, rigid_body,
+                settings_snapshot(group), mark.kind if mark is not None else None)
 
 
 def shared_shape(inner, matrix):

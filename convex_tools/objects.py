@@ -135,23 +135,12 @@ def stored_settings(obj):
     ``obj.convex_tools`` costs ~1 µs and each of its fields ~0.8 µs more (a level check reads
     them for every object). For callers to which a default setting and no setting are the
     same."""
-    return None if _stored_group(obj) is None else settings_of(obj)
+    return None if stored_group(obj) is None else settings_of(obj)
 
 
-def stored_settings_key(obj):
-    """A hashable snapshot of the object's stored Convex Tools settings (None when none was
-    ever set; objects at their defaults share the snapshot None): what of its settings a shape
-    may depend on."""
-    group = _stored_group(obj)
-    if group is None:
-        return None
-    to_dict = getattr(group, "to_dict", None)
-    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
-
-
-def _stored_group(obj):
+def stored_group(obj):
     """The ID property group holding the object's Convex settings; None when there is none or
-    it is empty (reading ``obj.convex_tools`` makes an empty one)."""
+    it is empty (reading ``obj.convex_tools`` makes an empty one): all at their defaults."""
     system = getattr(obj, "bl_system_properties_get", None)
     if system is None:                      # (Blender before 5.0: among the custom properties)
         group = obj.get("convex_tools")
@@ -159,6 +148,15 @@ def _stored_group(obj):
         group = system()
         group = group.get("convex_tools") if group is not None else None
     return group if group else None
+
+
+def settings_snapshot(group):
+    """A hashable snapshot of a ``stored_group`` (None for None: objects at their defaults
+    share it): what of its settings a shape may depend on."""
+    if group is None:
+        return None
+    to_dict = getattr(group, "to_dict", None)
+    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
 
 
 # --- which representation ---------------------------------------------------------------------

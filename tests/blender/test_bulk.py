@@ -150,3 +150,16 @@ def test_a_linked_object_sharing_a_local_ones_name_keeps_its_own_matrix(register
         centre = 0.5 * (lower + upper)
         assert centre == pytest.approx(np.array(entry.obj.matrix_world)[:3, 3], abs=1e-6)
     assert found == []          # the local crate is 20 m from the neighbour
+
+
+def test_rows_of_a_collections_objects_are_their_places_in_the_table(moved_level):
+    table = ObjectTable()
+    kit = bpy.data.collections["Kit"]
+    assert [table.names[k] for k in table.rows_of(kit.objects)] == ["Piece"]
+    scene_objects = bpy.context.scene.collection.objects
+    assert sorted(table.names[k] for k in table.rows_of(scene_objects)) == \
+        sorted(o.name for o in scene_objects)
+    # An object made after the table was read is not in it: left out.
+    cube("Late", (0.0, 0.0, 0.0), collection=kit)
+    assert [table.names[k] for k in table.rows_of(kit.objects)] == ["Piece"]
+    assert len(table.rows_of(bpy.data.collections.new("Empty").objects)) == 0
