@@ -600,6 +600,7 @@ class _Visibility:
         self.view_layer = view_layer
         self._collections = None     # collection pointer -> None (enabled) or the reason
         self._by_pointer = {}        # collection pointer -> the collection
+        self._members = None         # object session_uid -> pointers of its collections
 
     def enabled(self, table) -> np.ndarray:
         """Bool array over ``table``'s objects: held by a collection enabled in viewports.
@@ -616,13 +617,29 @@ class _Visibility:
             return "disabled in viewports (monitor icon)"
         if self.view_layer is not None and obj.visible_get(view_layer=self.view_layer):
             return None
-        # Hidden with the eye, or in no enabled collection: the collections tell which.
+        # Hidden with the eye, or in no enabled collection: the collections tell which (read
+        # from the collections' members: ``users_collection`` searches every collection of
+        # the file for the object, quadratic over a level's disabled objects).
         reasons = self._collection_reasons()
-        holders = [c for c in obj.users_collection if c.as_pointer() in reasons]
-        found = [reasons[c.as_pointer()] for c in holders]
+        found = [reasons[key] for key in self._holders().get(obj.session_uid, ())]
         if not found or any(r is None for r in found):
             return None
+        if len(set(found)) > 1:        # which one is told: the first in users_collection
+            found = [reasons[c.as_pointer()] for c in obj.users_collection
+                     if c.as_pointer() in reasons]
         return found[0]
+
+    def _holders(self):
+        """Object session_uid -> pointers of the view layer's collections holding it."""
+        if self._members is None:
+            self._members = {}
+            for key in self._collection_reasons():
+                objects = self._by_pointer[key].objects
+                uids = np.empty(len(objects), dtype=np.int64)
+                objects.foreach_get("session_uid", uids)
+                for uid in uids.tolist():
+                    self._members.setdefault(uid, []).append(key)
+        return self._members
 
     def _collection_reasons(self):
         if self._collections is None:
