@@ -263,6 +263,7 @@ class _Collector:
         self.out = Collected()
         self.seen = set()
         self.cutters = {}          # object name -> why it is a Boolean operand
+        self.kits = {}             # what each instanced collection holds (instances.expand)
         self.may_instance = set()  # names of objects whose instances come from the depsgraph
         self._records = None       # parent name -> [instance record] (read on first need)
         self._instancing = None    # names of the objects that instance something
@@ -345,7 +346,7 @@ class _Collector:
             if reason is not None:
                 self.out.excluded.append((obj.name, reason))
                 return
-            for inst in instances.expand(obj):
+            for inst in instances.expand(obj, cache=self.kits):
                 if self._instances_only(inst.obj):
                     continue
                 self.consider(inst.name[:len(inst.name) - len(inst.obj.name)], inst.obj, "",

@@ -130,7 +130,7 @@ class LevelRun:
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
         # Shapes shared with an object converted before, placed all at once when the last
         # object is converted (``_place_shared``): id(X) -> (inner, X, positions in
-        # ``shapes``, rows of the bulk table or -1).
+        # ``shapes``, rows of the bulk table or -1, [(index among them, placement)]).
         self._shared = {}
         self._own_world = {}   # position -> world matrix of a shared one not read in bulk
         self.converted = 0
@@ -260,12 +260,14 @@ class LevelRun:
                         # Placed with the others sharing X once all are converted.
                         group = groups.get(id(x))
                         if group is None:
-                            group = groups[id(x)] = (inner, x, [], [])
-                        group[2].append(len(shapes))
+                            group = groups[id(x)] = (inner, x, [], [], [])
                         row = rows.get(name, -1)
-                        if row < 0 or entry.placement is not None:
-                            row = -1
-                            self._own_world[len(shapes)] = self._world_matrix(entry)
+                        if row < 0:      # (not in the bulk table: read alone)
+                            self._own_world[len(shapes)] = world_matrix(entry.obj,
+                                                                        entry.placement)
+                        elif entry.placement is not None:
+                            group[4].append((len(group[2]), entry.placement))
+                        group[2].append(len(shapes))
                         group[3].append(row)
                     shapes.append(shape)
                     names.append(entry.name)
@@ -274,14 +276,6 @@ class LevelRun:
                 self.converted += 1
         finally:
             self.times["shapes"] += time.perf_counter() - t0
-
-    def _world_matrix(self, entry):
-        """``objects.world_matrix`` of the entry's object, its matrix from the bulk table."""
-        matrix = self.table.matrix(entry.object_name)
-        if matrix is None:             # (not an object of bpy.data: read it alone)
-            return world_matrix(entry.obj, entry.placement)
-        return matrix if entry.placement is None else \
-            np.asarray(entry.placement, dtype=float) @ matrix
 
     def _place_shared(self):
         """The pose table of all shapes, the shared ones made first: the matrices M X of the
@@ -295,11 +289,13 @@ class LevelRun:
         first = {}         # id(local shape) -> [first position, local shape, [positions]]
         table = self.table.matrices if self._shared else None
         rows_of = list(matrices)             # (views, made in one pass)
-        for inner, x, members, rows in self._shared.values():
+        for inner, x, members, rows, placements in self._shared.values():
             members, rows = np.array(members, dtype=np.int64), np.array(rows, dtype=np.int64)
             world = table[np.maximum(rows, 0)]
             for i in np.flatnonzero(rows < 0).tolist():
                 world[i] = self._own_world[int(members[i])]
+            if placements:        # instances: placement @ matrix_world (``world_matrix``)
+                _place_instances(world, placements)
             matrices[members] = world @ x
             if is_concave(inner):
                 # (the row becomes the identity below, as for any concave shape: its own copy)
@@ -608,6 +604,17 @@ class SharedShapes:
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
         return (kind, data.as_pointer(), modifiers, groups, rigid_body,
                 settings_snapshot(group), mark.kind if mark is not None else None)
+
+
+def _place_instances(world, placements):
+    """``world[i] = placement @ world[i]`` for each (i, placement) of ``placements``, in one
+    product (instances of one instancer share its placement array)."""
+    distinct, which = {}, []
+    for _, placement in placements:
+        which.append(distinct.setdefault(id(placement), (len(distinct), placement))[0])
+    stack = np.array([np.asarray(p, dtype=float) for _, p in distinct.values()])
+    rows = np.array([i for i, _ in placements], dtype=np.int64)
+    world[rows] = stack[which] @ world[rows]
 
 
 def shared_shape(inner, matrix):
