@@ -686,8 +686,8 @@ def entry_info(entry, shape, collections=True, properties=True) -> EntryInfo:
 
 # --- clearances -----------------------------------------------------------------------------
 def _clearance_levels(entries, overrides):
-    """(flag, own, unchecked): per entry, None where none: a command-line override matching its reported
-    name or its object's name; its object's own clearance (``object_clearance``), else an
+    """(flag, own, unchecked): per entry, None where none: a command-line override matching its
+    reported name or its object's name; its object's own clearance (``object_clearance``), else an
     instancer's; and (name, reason) of the entries whose own value is unusable (they get
     None)."""
     patterns = []
@@ -699,21 +699,38 @@ def _clearance_levels(entries, overrides):
             exact[key] = value
     flag, own = [], []
     unchecked = []
+    shared = {}       # session_uid -> (clearance, problem) of objects instances share
+
+    def instanced(obj):
+        found = shared.get(obj.session_uid)
+        if found is None:
+            try:
+                found = (object_clearance(obj), None)
+            except ValueError as problem:
+                found = (None, str(problem))
+            shared[obj.session_uid] = found
+        if found[1] is not None:
+            raise ValueError(found[1])
+        return found[0]
+
     for entry in entries:
         value = None
         if exact or patterns:
-            names = (entry.name, entry.obj.name)
+            names = (entry.name, entry.object_name)
             value = next((exact[n] for n in names if n in exact), None)
             if value is None:
                 value = next((v for p, v in patterns for n in names
                               if fnmatch.fnmatchcase(n, p)), None)
         flag.append(value)
         try:
-            value = object_clearance(entry.obj)
-            for source in reversed(entry.instancers):
-                if value is not None:
-                    break
-                value = object_clearance(source)
+            if not entry.instancers:
+                value = object_clearance(entry.obj)
+            else:             # (an instanced object and its instancers: read once each)
+                value = instanced(entry.obj)
+                for source in reversed(entry.instancers):
+                    if value is not None:
+                        break
+                    value = instanced(source)
         except ValueError as problem:
             unchecked.append((entry.name, str(problem)))
             value = None

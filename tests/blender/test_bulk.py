@@ -163,3 +163,33 @@ def test_rows_of_a_collections_objects_are_their_places_in_the_table(moved_level
     cube("Late", (0.0, 0.0, 0.0), collection=kit)
     assert [table.names[k] for k in table.rows_of(kit.objects)] == ["Piece"]
     assert len(table.rows_of(bpy.data.collections.new("Empty").objects)) == 0
+
+
+def test_instances_take_their_object_or_instancers_clearance_each(registered):
+    # Two shelves instance one kit; the first shelf asks 0.3 of everything on it, the second
+    # nothing; the kit's crate asks 0.1 itself, its bad crate holds text. The values are read
+    # once per object and given to every instance: each keeps its own answer.
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    kit = bpy.data.collections.new("Kit")
+    scene.collection.children.link(kit)
+    cube("Plain", (0.0, 0.0, 0.0), collection=kit)
+    cube("Own", (2.0, 0.0, 0.0), collection=kit)["convex_clearance"] = 0.1
+    cube("Bad", (4.0, 0.0, 0.0), collection=kit)["convex_clearance"] = "wide"
+    bpy.context.view_layer.layer_collection.children["Kit"].exclude = True
+    for name, x, asks in (("ShelfA", 0.0, 0.3), ("ShelfB", 10.0, None)):
+        empty = bpy.data.objects.new(name, None)
+        empty.instance_type = 'COLLECTION'
+        empty.instance_collection = kit
+        empty.location = (x, 20.0, 0.0)
+        if asks is not None:
+            empty["convex_clearance"] = asks
+        scene.collection.objects.link(empty)
+    run = level_check.LevelRun(None, 0.0)
+    flag, own, unchecked = level_check._clearance_levels(run.pending, None)
+    got = {e.name: v for e, v in zip(run.pending, own)}
+    assert got == {"ShelfA/Plain": 0.3, "ShelfA/Own": pytest.approx(0.1), "ShelfA/Bad": None,
+                   "ShelfB/Plain": None, "ShelfB/Own": pytest.approx(0.1), "ShelfB/Bad": None}
+    assert [name for name, _ in unchecked] == ["ShelfA/Bad", "ShelfB/Bad"]
+    assert all("must be a number" in why for _, why in unchecked)
+    assert flag == [None] * 6
