@@ -133,6 +133,7 @@ class LevelRun:
         # ``shapes``, rows of the bulk table or -1, [(index among them, placement)]).
         self._shared = {}
         self._own_world = {}   # position -> world matrix of a shared one not read in bulk
+        self._keys = {}        # instanced object's session_uid -> its content key
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
         self.unchecked = []       # (name, reason): an unusable setting of its own (once built)
@@ -252,7 +253,9 @@ class LevelRun:
             for entry in self.pending[self.converted:stop]:
                 name = entry.object_name
                 try:
-                    shape, inner, x = pose(entry.obj, depsgraph, entry.placement, name=name)
+                    # (an instance's object is the same for many entries: its key read once)
+                    shape, inner, x = pose(entry.obj, depsgraph, entry.placement, name=name,
+                                           keys=self._keys if entry.instancers else None)
                 except ValueError as error:  # e.g. a mesh without vertices
                     self.skipped.append((entry.name, str(error)))
                 else:
@@ -489,6 +492,9 @@ def _rna_plan(rna):
     return plan
 
 
+_UNKNOWN = object()     # (no content key kept yet)
+
+
 class SharedShapes:
     """World-space shapes of objects, made once per distinct object *content*.
 
@@ -523,12 +529,22 @@ class SharedShapes:
             return shape
         return shared_shape(inner, world_matrix(obj, placement) @ x)
 
-    def pose(self, obj, depsgraph, placement=None, *, name=None):
+    def pose(self, obj, depsgraph, placement=None, *, name=None, keys=None):
         """``shape`` in two halves: (shape, None, None) for a shape made now (or not
         shareable); (None, inner, X) for one shared with an object seen before: the shape is
         ``shared_shape(inner, M @ X)`` with M the object's world matrix, which the caller may
-        multiply for many objects at once."""
-        key = self._content_key(obj, name) if self.enabled else None
+        multiply for many objects at once. ``keys``: a dict where the content key of each
+        object is kept by its ``session_uid`` (for the instances of one object, while nothing
+        changes)."""
+        if not self.enabled:
+            key = None
+        elif keys is None:
+            key = self._content_key(obj, name)
+        else:
+            uid = obj.session_uid
+            key = keys.get(uid, _UNKNOWN)
+            if key is _UNKNOWN:
+                key = keys[uid] = self._content_key(obj, name)
         if key is None:
             self.made += 1
             return shape_from_object(obj, depsgraph=depsgraph, placement=placement,
