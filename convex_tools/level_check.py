@@ -40,7 +40,7 @@ from .core import level as core_level
 from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, TRAVERSAL_KINDS,
                          CheckCancelled, Finding, LevelCheck, Stats, report_csv, report_json,
                          report_table)
-from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
+from .core.placement import LazyShapes, Placed, PoseTable, split_poses, world_aabbs
 from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
@@ -315,23 +315,22 @@ class LevelRun:
                 found[0] = min(found[0], int(members[0]))
                 found[2].append(members)
         self._shared, self._own_world = {}, {}
-        # The others as ``placement.split_poses`` takes them apart.
-        identity = np.eye(4)
-        for k in np.flatnonzero(~placed).tolist():
-            shape = shapes[k]
-            if isinstance(shape, Placed):
-                inner, matrix = shape.inner, shape.matrix
-            elif isinstance(shape, Transformed):
-                inner, matrix = shape.shape, shape.matrix
-            else:
-                inner, matrix = shape, identity
-            matrices[k] = matrix
-            found = first.get(id(inner))
-            if found is None:
-                first[id(inner)] = [k, inner, [k]]
-            else:
-                found[0] = min(found[0], k)
-                found[2].append(k)
+        # The others (made one by one) as ``placement.split_poses`` takes them apart.
+        others = np.flatnonzero(~placed)
+        if len(others):
+            local_others, index_others, matrices[others] = split_poses(
+                [shapes[k] for k in others.tolist()])
+            order = np.argsort(index_others, kind="stable")
+            starts = np.flatnonzero(np.r_[True, np.diff(index_others[order]) != 0])
+            for u, members in zip(index_others[order[starts]].tolist(),
+                                  np.split(others[order], starts[1:])):
+                inner = local_others[u]
+                found = first.get(id(inner))
+                if found is None:
+                    first[id(inner)] = [int(members[0]), inner, [members]]
+                else:
+                    found[0] = min(found[0], int(members[0]))
+                    found[2].append(members)
         index = np.empty(n, dtype=np.int64)
         locals_ = []
         for _, inner, members in sorted(first.values(), key=lambda item: item[0]):
