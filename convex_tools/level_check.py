@@ -290,6 +290,15 @@ class LevelRun:
         matrices = np.empty((n, 4, 4))
         placed = np.zeros(n, dtype=bool)     # shared convex shapes: their matrix is set
         first = {}         # id(local shape) -> [first position, local shape, [positions]]
+
+        def meet(inner, members):         # ``members``: ascending positions of ``inner``
+            found = first.get(id(inner))
+            if found is None:
+                first[id(inner)] = [int(members[0]), inner, [members]]
+            else:
+                found[0] = min(found[0], int(members[0]))
+                found[2].append(members)
+
         table = self.table.matrices if self._shared else None
         rows_of = list(matrices)             # (views, made in one pass)
         for inner, x, members, rows, placements in self._shared.values():
@@ -308,12 +317,7 @@ class LevelRun:
             for k in members.tolist():
                 shapes[k] = Placed(inner, rows_of[k])
             placed[members] = True
-            found = first.get(id(inner))
-            if found is None:
-                first[id(inner)] = [int(members[0]), inner, [members]]
-            else:
-                found[0] = min(found[0], int(members[0]))
-                found[2].append(members)
+            meet(inner, members)
         self._shared, self._own_world = {}, {}
         # The others (made one by one) as ``placement.split_poses`` takes them apart.
         others = np.flatnonzero(~placed)
@@ -324,13 +328,7 @@ class LevelRun:
             starts = np.flatnonzero(np.r_[True, np.diff(index_others[order]) != 0])
             for u, members in zip(index_others[order[starts]].tolist(),
                                   np.split(others[order], starts[1:])):
-                inner = local_others[u]
-                found = first.get(id(inner))
-                if found is None:
-                    first[id(inner)] = [int(members[0]), inner, [members]]
-                else:
-                    found[0] = min(found[0], int(members[0]))
-                    found[2].append(members)
+                meet(local_others[u], members)
         index = np.empty(n, dtype=np.int64)
         locals_ = []
         for _, inner, members in sorted(first.values(), key=lambda item: item[0]):
