@@ -554,6 +554,8 @@ class ProxyIndex:
         """For a finding between the entries named ``object_a`` and ``object_b``: the visual
         object beside each one that is a Godot body, as ``{"visual_a": …, "visual_b": …}``
         (only the sides that have one), to merge into the finding's ``extra``."""
+        if not self._visual:           # (no Godot body beside a visual in the file)
+            return {}
         from .instances import SEPARATOR      # an instance's path: "Shelf_B/Rock-colonly"
 
         extra = {}
