@@ -35,9 +35,9 @@ class ObjectTable:
     ``objects``, ``names`` and ``types`` (identifiers such as 'MESH') are lists in the
     collection's order; ``row`` maps a name to its position (names two objects share, as a
     library's object may share a local one's, are left out); ``hide_viewport`` is a bool array,
-    ``instance_type`` the values of the objects' Instancing enum;
-    ``matrices`` the (N, 4, 4) world matrices, read on first use (after the depsgraph has been
-    evaluated: its matrices are what a check measures)."""
+    ``instance_type`` the values of the objects' Instancing enum; ``matrices`` the (N, 4, 4)
+    world matrices (made after the depsgraph is evaluated, they are the evaluated ones), all as
+    they were when the table was made."""
 
     def __init__(self, objects=None):
         self.collection = bpy.data.objects if objects is None else objects
@@ -61,8 +61,16 @@ class ObjectTable:
         self.instance_type = np.empty(n, dtype=np.int32)
         self.collection.foreach_get("instance_type", self.instance_type)
         self._type_codes = codes
-        self._matrices = None
-        self._uids = None              # sorted session_uids (``rows_of``)
+        # Read now, with the rest: a check may run in steps while objects are added or
+        # deleted (the collection's length changes), and the rows must stay these objects'.
+        buffer = np.empty(n * 16, dtype=np.float32)
+        self.collection.foreach_get("matrix_world", buffer)
+        # (Blender's matrices are column-major: element [i, j] is at 4 j + i.)
+        self.matrices = buffer.reshape(-1, 4, 4).transpose(0, 2, 1).astype(float)
+        uids = np.empty(n, dtype=np.int64)
+        self.collection.foreach_get("session_uid", uids)
+        self._uid_order = np.argsort(uids, kind="stable")
+        self._uids = uids[self._uid_order]      # sorted (``rows_of``)
 
     def of_types(self, identifiers) -> np.ndarray:
         """Bool array: whether each object's type is one of ``identifiers``."""
@@ -80,24 +88,10 @@ class ObjectTable:
     def __len__(self) -> int:
         return len(self.objects)
 
-    @property
-    def matrices(self) -> np.ndarray:
-        if self._matrices is None:
-            buffer = np.empty(len(self.objects) * 16, dtype=np.float32)
-            self.collection.foreach_get("matrix_world", buffer)
-            # (Blender's matrices are column-major: element [i, j] is at 4 j + i.)
-            self._matrices = buffer.reshape(-1, 4, 4).transpose(0, 2, 1).astype(float)
-        return self._matrices
-
     def rows_of(self, members) -> np.ndarray:
         """Positions in the table of the objects of ``members`` (a ``bpy_prop_collection`` of
         objects, e.g. a collection's ``objects``), read in bulk by their ``session_uid``;
         those not in the table are left out."""
-        if self._uids is None:
-            uids = np.empty(len(self.objects), dtype=np.int64)
-            self.collection.foreach_get("session_uid", uids)
-            self._uid_order = np.argsort(uids, kind="stable")
-            self._uids = uids[self._uid_order]
         wanted = np.empty(len(members), dtype=np.int64)
         members.foreach_get("session_uid", wanted)
         at = np.minimum(np.searchsorted(self._uids, wanted), max(len(self._uids) - 1, 0))

@@ -193,3 +193,26 @@ def test_instances_take_their_object_or_instancers_clearance_each(registered):
     assert [name for name, _ in unchecked] == ["ShelfA/Bad", "ShelfB/Bad"]
     assert all("must be a number" in why for _, why in unchecked)
     assert flag == [None] * 6
+
+
+def test_a_check_run_in_steps_survives_objects_added_meanwhile(registered):
+    # The Check Level operator measures in steps while the user goes on working: what was read
+    # at the start stays what is checked, whatever is added in between (and the objects the
+    # table read keep their rows).
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    for k in range(200):
+        cube(f"C{k:03d}", (1.5 * (k % 20), 1.5 * (k // 20), 0.0))
+    cube("Close", (0.9, 0.0, 0.0))               # overlaps C000 and C001 by 0.1 and 0.4
+    run = level_check.LevelRun(None, 0.0)
+    run.step(0.0)                                  # one chunk converted
+    assert 0 < run.converted < len(run.pending)
+    for k in range(30):
+        cube(f"New{k}", (0.5 + 0.01 * k, 0.0, 0.0))    # over C000: not part of this check
+    bpy.data.objects["C150"].location.x += 50.0        # moved after the check started
+    bpy.context.view_layer.update()
+    while not run.step(0.05):
+        pass
+    found = run.findings
+    assert len(run.names) == 201 and "New0" not in run.names
+    assert [(f.object_a, f.object_b) for f in found] == [("C000", "Close"), ("C001", "Close")]
+    assert sorted(-f.distance for f in found) == pytest.approx([0.1, 0.4], abs=1e-5)
