@@ -102,7 +102,8 @@ class Entry:
     object that instances it; ``collections``: names of the collections holding the object and
     its instancers (their parent collections too); ``properties``: the object's custom
     properties of plain types (str, int, float, bool), its instancers' too, its own winning;
-    ``passive``: True for a passive rigid body. The last three are read on first use.
+    ``passive``: True for a passive rigid body. The last three are read on first use;
+    ``object_name`` (``obj.name``) once.
     """
 
     __slots__ = ("name", "obj", "placement", "instancers", "mover", "instanced_by",
