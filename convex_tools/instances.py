@@ -25,6 +25,8 @@ import numpy as np
 MAX_INSTANCE_DEPTH = 8
 # Between the names of a path.
 SEPARATOR = "/"
+_IDENTITY = np.eye(4)
+_IDENTITY.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -62,26 +64,34 @@ def instanced_objects(collection) -> list:
     return out
 
 
-def expand(instancer, placement=None, outer=()) -> list:
+def expand(instancer, placement=None, outer=(), cache=None) -> list:
     """Every object ``instancer`` puts in the level, nested instances followed (see the module
-    docstring), as ``Instance``s."""
+    docstring), as ``Instance``s. ``cache``: a dict kept across calls (one per check), where
+    what each collection instances is remembered (a level places one kit many times)."""
     out = []
-    _expand(instancer, np.eye(4) if placement is None else np.asarray(placement, dtype=float),
-            tuple(outer), out)
+    _expand(instancer, None if placement is None else np.asarray(placement, dtype=float),
+            tuple(outer), out, {} if cache is None else cache)
     return out
 
 
-def _expand(instancer, placement, outer, out):
+def _expand(instancer, placement, outer, out, cache):
     instancers = outer + (instancer,)
     if len(instancers) > MAX_INSTANCE_DEPTH:
         return
     collection = instancer.instance_collection
-    offset = np.eye(4)
-    offset[:3, 3] = -np.array(collection.instance_offset, dtype=float)
-    placed = placement @ np.array(instancer.matrix_world, dtype=float) @ offset
+    kit = cache.get(collection.as_pointer())
+    if kit is None:
+        offset = np.eye(4)
+        offset[:3, 3] = -np.array(collection.instance_offset, dtype=float)
+        members = [(obj, obj.name, is_instancer(obj)) for obj in instanced_objects(collection)]
+        kit = cache[collection.as_pointer()] = (offset, members)
+    offset, members = kit
+    # (as placement @ matrix_world @ offset always was, the identity in front at the top)
+    placed = (_IDENTITY if placement is None else placement) \
+        @ np.array(instancer.matrix_world, dtype=float) @ offset
     prefix = SEPARATOR.join(o.name for o in instancers) + SEPARATOR
-    for obj in instanced_objects(collection):
-        if is_instancer(obj):
-            _expand(obj, placed, instancers, out)
+    for obj, name, nested in members:
+        if nested:
+            _expand(obj, placed, instancers, out, cache)
         else:
-            out.append(Instance(prefix + obj.name, obj, placed, instancers))
+            out.append(Instance(prefix + name, obj, placed, instancers))

@@ -40,13 +40,15 @@ from .core import level as core_level
 from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, TRAVERSAL_KINDS,
                          CheckCancelled, Finding, LevelCheck, Stats, report_csv, report_json,
                          report_table)
-from .core.placement import LazyShapes, Placed, PoseTable, world_aabbs
+from .core.placement import LazyShapes, Placed, PoseTable, split_poses, world_aabbs
 from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
 from . import instances
-from .collect import Entry, collect_entries
-from .objects import is_concave, settings_of, shape_from_object, world_matrix
+from .bulk import ObjectTable
+from .collect import Entry, collect_entries, cyclic_gc_paused
+from .objects import (is_concave, settings_of, settings_snapshot, shape_from_object,
+                      stored_group, stored_settings, world_matrix)
 from .proxies import ProxyIndex, options_for as proxy_options
 from .result_drawings import part_for_label, shape_wire
 
@@ -90,14 +92,16 @@ class LevelRun:
                       else self.scene.objects)
         self.rules = load_rules(rules, self.scene)
         self.warnings = list(self.rules.warnings)
+        # The file's objects read in bulk (names, types, world matrices: ``bulk``).
+        self.table = ObjectTable()
         # Whose proxy naming: the flag, else the rules file's [defaults], else the scene's.
-        self.proxies = ProxyIndex(**proxy_options(
+        self.proxies = ProxyIndex(table=self.table, **proxy_options(
             self.scene, engine or self.rules.defaults["engine"],
             one_hull_per_ucx if one_hull_per_ucx is not None
             else self.rules.defaults["one_hull_per_ucx"]))
         collected = collect_entries(objects, collection, ignore, everything, self.proxies,
                                     self.depsgraph, include_hidden=include_hidden,
-                                    include_cutters=include_cutters)
+                                    include_cutters=include_cutters, table=self.table)
         self.pending, skipped = collected.entries, collected.skipped
         # Left out by rule (disabled in viewports, Boolean cutters, -noimp, proxies' looks):
         # listed, never an error.
@@ -124,6 +128,12 @@ class LevelRun:
         self.shape_cache = SharedShapes(enabled=share_shapes, proxies=self.proxies)
         self.batched = batched       # False: every pair by the single queries (benchmarks)
         self.shapes, self.names, self.kept, self.skipped = [], [], [], list(skipped)
+        # Shapes shared with an object converted before, placed all at once when the last
+        # object is converted (``_place_shared``): id(X) -> (inner, X, positions in
+        # ``shapes``, rows of the bulk table or -1, [(index among them, placement)]).
+        self._shared = {}
+        self._own_world = {}   # position -> world matrix of a shared one not read in bulk
+        self._keys = {}        # instanced object's session_uid -> its content key
         self.converted = 0
         self.own_clearances = 0   # objects with a clearance of their own (known once built)
         self.unchecked = []       # (name, reason): an unusable setting of its own (once built)
@@ -238,23 +248,102 @@ class LevelRun:
         t0 = time.perf_counter()
         stop = min(self.converted + count, len(self.pending))
         try:
+            pose, depsgraph, groups = self.shape_cache.pose, self.depsgraph, self._shared
+            rows, shapes, names, kept = self.table.row, self.shapes, self.names, self.kept
             for entry in self.pending[self.converted:stop]:
+                name = entry.object_name
                 try:
-                    shape = self.shape_cache.shape(entry.obj, self.depsgraph, entry.placement)
+                    # (an instance's object is the same for many entries: its key read once)
+                    shape, inner, x = pose(entry.obj, depsgraph, entry.placement, name=name,
+                                           keys=self._keys if entry.instancers else None)
                 except ValueError as error:  # e.g. a mesh without vertices
                     self.skipped.append((entry.name, str(error)))
                 else:
-                    self.shapes.append(shape)
-                    self.names.append(entry.name)
-                    self.kept.append(entry)
+                    if shape is None:
+                        # Placed with the others sharing X once all are converted.
+                        group = groups.get(id(x))
+                        if group is None:
+                            group = groups[id(x)] = (inner, x, [], [], [])
+                        row = rows.get(name, -1)
+                        if row < 0:      # (not in the bulk table: read alone)
+                            self._own_world[len(shapes)] = world_matrix(entry.obj,
+                                                                        entry.placement)
+                        elif entry.placement is not None:
+                            group[4].append((len(group[2]), entry.placement))
+                        group[2].append(len(shapes))
+                        group[3].append(row)
+                    shapes.append(shape)
+                    names.append(entry.name)
+                    kept.append(entry)
                 # Counted one by one: an interrupted run reports how far it really got.
                 self.converted += 1
         finally:
             self.times["shapes"] += time.perf_counter() - t0
 
+    def _place_shared(self):
+        """The pose table of all shapes, the shared ones made first: the matrices M X of the
+        objects sharing one X multiplied at once (as ``SharedShapes.shape`` multiplies them
+        one by one), and the table built from them (``PoseTable.from_poses``) rather than split
+        again from the shapes, in the same order as ``placement.split_poses``."""
+        shapes = self.shapes
+        n = len(shapes)
+        matrices = np.empty((n, 4, 4))
+        placed = np.zeros(n, dtype=bool)     # shared convex shapes: their matrix is set
+        first = {}         # id(local shape) -> [first position, local shape, [positions]]
+
+        def meet(inner, members):         # ``members``: ascending positions of ``inner``
+            found = first.get(id(inner))
+            if found is None:
+                first[id(inner)] = [int(members[0]), inner, [members]]
+            else:
+                found[0] = min(found[0], int(members[0]))
+                found[2].append(members)
+
+        table = self.table.matrices if self._shared else None
+        rows_of = list(matrices)             # (views, made in one pass)
+        for inner, x, members, rows, placements in self._shared.values():
+            members, rows = np.array(members, dtype=np.int64), np.array(rows, dtype=np.int64)
+            world = table[np.maximum(rows, 0)]
+            for i in np.flatnonzero(rows < 0).tolist():
+                world[i] = self._own_world[int(members[i])]
+            if placements:        # instances: placement @ matrix_world (``world_matrix``)
+                _place_instances(world, placements)
+            matrices[members] = world @ x
+            if is_concave(inner):
+                # (the row becomes the identity below, as for any concave shape: its own copy)
+                for k in members.tolist():
+                    shapes[k] = shared_shape(inner, matrices[k].copy())
+                continue
+            for k in members.tolist():
+                shapes[k] = Placed(inner, rows_of[k])
+            placed[members] = True
+            meet(inner, members)
+        self._shared, self._own_world = {}, {}
+        # The others (made one by one) as ``placement.split_poses`` takes them apart.
+        others = np.flatnonzero(~placed)
+        if len(others):
+            local_others, index_others, matrices[others] = split_poses(
+                [shapes[k] for k in others.tolist()])
+            order = np.argsort(index_others, kind="stable")
+            starts = np.flatnonzero(np.r_[True, np.diff(index_others[order]) != 0])
+            for u, members in zip(index_others[order[starts]].tolist(),
+                                  np.split(others[order], starts[1:])):
+                meet(local_others[u], members)
+        index = np.empty(n, dtype=np.int64)
+        locals_ = []
+        for _, inner, members in sorted(first.values(), key=lambda item: item[0]):
+            for chunk in members:
+                index[chunk] = len(locals_)
+            locals_.append(inner)
+        return PoseTable.from_poses(locals_, index, matrices)
+
     def _build(self):
+        with cyclic_gc_paused():       # (a few objects per entry, no cycles)
+            self._build_check()
+
+    def _build_check(self):
         t0 = time.perf_counter()
-        table = PoseTable.from_shapes(self.shapes)
+        table = self._place_shared()
         aabbs = world_aabbs(self.shapes, table)
         flag, own, unchecked = _clearance_levels(self.kept, self.options["clearances"])
         if unchecked:
@@ -400,12 +489,7 @@ def _rna_plan(rna):
     return plan
 
 
-def _id_properties(obj, name):
-    group = obj.get(name)
-    if group is None:
-        return None
-    to_dict = getattr(group, "to_dict", None)
-    return repr(to_dict() if to_dict is not None else group)
+_UNKNOWN = object()     # (no content key kept yet)
 
 
 class SharedShapes:
@@ -434,14 +518,34 @@ class SharedShapes:
         self.made = 0        # shapes made by shape_from_object
         self.reused = 0      # shapes moved from another instance
 
-    def shape(self, obj, depsgraph, placement=None):
-        """The world-space shape of ``obj`` (placed by a collection instance's ``placement``)."""
-        key = self._content_key(obj) if self.enabled else None
+    def shape(self, obj, depsgraph, placement=None, *, name=None):
+        """The world-space shape of ``obj`` (placed by a collection instance's ``placement``);
+        ``name``: ``obj.name`` when the caller has read it."""
+        shape, inner, x = self.pose(obj, depsgraph, placement, name=name)
+        if shape is not None:
+            return shape
+        return shared_shape(inner, world_matrix(obj, placement) @ x)
+
+    def pose(self, obj, depsgraph, placement=None, *, name=None, keys=None):
+        """``shape`` in two halves: (shape, None, None) for a shape made now (or not
+        shareable); (None, inner, X) for one shared with an object seen before: the shape is
+        ``shared_shape(inner, M @ X)`` with M the object's world matrix, which the caller may
+        multiply for many objects at once. ``keys``: a dict where the content key of each
+        object is kept by its ``session_uid`` (for the instances of one object, while nothing
+        changes)."""
+        if not self.enabled:
+            key = None
+        elif keys is None:
+            key = self._content_key(obj, name)
+        else:
+            uid = obj.session_uid
+            key = keys.get(uid, _UNKNOWN)
+            if key is _UNKNOWN:
+                key = keys[uid] = self._content_key(obj, name)
         if key is None:
             self.made += 1
             return shape_from_object(obj, depsgraph=depsgraph, placement=placement,
-                                     proxies=self.proxies)
-        matrix = world_matrix(obj, placement)
+                                     proxies=self.proxies), None, None
         hit = self._local.get(key)
         stretch = None
         if hit is None and placement is None:
@@ -449,51 +553,61 @@ class SharedShapes:
             if stretch is not None:
                 hit = self._local.get(key + (stretch,))
         if hit is not None:
-            inner, x = hit
             self.reused += 1
-            # A compound or triangle mesh moves as a whole (its parts keep their matrices).
-            return inner.transformed(matrix @ x) if is_concave(inner) else Placed(inner, matrix @ x)
+            return None, hit[0], hit[1]
         self.made += 1
         world = shape_from_object(obj, depsgraph=depsgraph, placement=placement,
                                   proxies=self.proxies)
-        inverse = _affine_inverse(matrix)
+        inverse = _affine_inverse(world_matrix(obj, placement))
         if inverse is None:
-            return world
+            return world, None, None
         if isinstance(world, Transformed):
             self._local[key] = (world.shape, inverse @ world.matrix)
         elif is_concave(world):
             self._local[key] = (world, inverse)
         elif stretch is not None:
             self._local[key + (stretch,)] = (world, inverse)
-        return world
+        return world, None, None
 
-    def _content_key(self, obj):
-        """What the object's shape depends on besides its matrix; None when unknown."""
+    def _content_key(self, obj, name=None):
+        """What the object's shape depends on besides its matrix; None when unknown. Each
+        setting is read once (this runs for every object of a level)."""
         kind, data = obj.type, obj.data
         if kind == 'META' or data is None:
             return None
-        if obj.parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
+        parent = obj.parent
+        if parent is not None and obj.parent_type in {'ARMATURE', 'LATTICE'}:
             return None
         if self.proxies is None:       # one index for all the objects this cache sees
             self.proxies = ProxyIndex()
+        if name is None:
+            name = obj.name
         # Proxies and compound children bring other objects' data and matrices (a childless
         # compound parent is refused by shape_from_object); margins on convex parts do not move
         # with a stretching matrix as a compound does.
-        if self.proxies.has_parts(obj.name):
+        if self.proxies.has_parts(name):
             return None
         rigid = obj.rigid_body
         if rigid is not None and rigid.collision_shape == 'COMPOUND':
             return None
-        settings = settings_of(obj)
-        if settings is not None and settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
-            return None
-        mark = self.proxies.own_mark(obj)     # a Godot suffix chooses the kind by name
+        # The Convex settings: the kind, margin and radius choose the shape (none stored: all
+        # at their defaults).
+        group = stored_group(obj)
+        if group is not None:
+            settings = settings_of(obj)
+            if settings.kind == 'CONVEX_PARTS' and settings.margin > 0.0:
+                return None
+        mark = self.proxies.own_mark(name)     # a Godot suffix chooses the kind by name
+        modifiers = ()
+        stack = obj.modifiers
         try:
-            modifiers = []
-            for mod in obj.modifiers:
-                if mod.type not in SHAREABLE_MODIFIERS:
-                    return None
-                modifiers.append((mod.type, _rna_key(mod)))
+            if stack:
+                modifiers = []
+                for mod in stack:
+                    if mod.type not in SHAREABLE_MODIFIERS:
+                        return None
+                    modifiers.append((mod.type, _rna_key(mod)))
+                modifiers = tuple(modifiers)
             # What of a rigid body makes its shape (``objects``: the collision shape, and the
             # margin of a convex hull); reading all of its settings cost ~20 µs an object.
             rigid_body = (rigid.collision_shape, rigid.use_margin,
@@ -501,8 +615,26 @@ class SharedShapes:
         except _Unshareable:
             return None
         groups = tuple(g.name for g in obj.vertex_groups) if modifiers else ()
-        return (kind, data.as_pointer(), tuple(modifiers), groups, rigid_body,
-                _id_properties(obj, "convex_tools"), mark.kind if mark is not None else None)
+        return (kind, data.as_pointer(), modifiers, groups, rigid_body,
+                settings_snapshot(group), mark.kind if mark is not None else None)
+
+
+def _place_instances(world, placements):
+    """``world[i] = placement @ world[i]`` for each (i, placement) of ``placements``, in one
+    product (instances of one instancer share its placement array)."""
+    distinct, which = {}, []
+    for _, placement in placements:
+        which.append(distinct.setdefault(id(placement), (len(distinct), placement))[0])
+    stack = np.array([np.asarray(p, dtype=float) for _, p in distinct.values()])
+    rows = np.array([i for i, _ in placements], dtype=np.int64)
+    world[rows] = stack[which] @ world[rows]
+
+
+def shared_shape(inner, matrix):
+    """The world shape of a shared local shape under ``matrix`` (``SharedShapes.pose``): a
+    compound or triangle mesh moves as a whole (its parts keep their matrices), a convex shape
+    is placed (made on first use)."""
+    return inner.transformed(matrix) if is_concave(inner) else Placed(inner, matrix)
 
 
 def _stretch(obj):
@@ -557,18 +689,18 @@ def entry_info(entry, shape, collections=True, properties=True) -> EntryInfo:
     """What the rules see of one entry: its names, collections and custom properties (when
     asked: a rule group matches by them), whether it is a passive rigid body or a triangle mesh,
     and what a fix moves."""
-    obj = entry.obj
-    rigid = obj.rigid_body
-    return EntryInfo(entry.name, obj.name, entry.collections if collections else (),
-                     entry.properties if properties else {},
-                     rigid is not None and rigid.type == 'PASSIVE',
-                     bool(getattr(shape, "is_mesh", False)), entry.mover, entry.instanced_by)
+    # (A placed convex shape is no triangle mesh: asking it for ``is_mesh`` would raise and
+    # catch an AttributeError, ~1 µs for each of most objects.)
+    is_mesh = False if type(shape) is Placed else bool(getattr(shape, "is_mesh", False))
+    return EntryInfo(entry.name, entry.object_name, entry.collections if collections else (),
+                     entry.properties if properties else {}, entry.passive, is_mesh,
+                     entry.mover, entry.instanced_by)
 
 
 # --- clearances -----------------------------------------------------------------------------
 def _clearance_levels(entries, overrides):
-    """(flag, own, unchecked): per entry, None where none: a command-line override matching its reported
-    name or its object's name; its object's own clearance (``object_clearance``), else an
+    """(flag, own, unchecked): per entry, None where none: a command-line override matching its
+    reported name or its object's name; its object's own clearance (``object_clearance``), else an
     instancer's; and (name, reason) of the entries whose own value is unusable (they get
     None)."""
     patterns = []
@@ -580,21 +712,38 @@ def _clearance_levels(entries, overrides):
             exact[key] = value
     flag, own = [], []
     unchecked = []
+    shared = {}       # session_uid -> (clearance, problem) of objects instances share
+
+    def instanced(obj):
+        found = shared.get(obj.session_uid)
+        if found is None:
+            try:
+                found = (object_clearance(obj), None)
+            except ValueError as problem:
+                found = (None, str(problem))
+            shared[obj.session_uid] = found
+        if found[1] is not None:
+            raise ValueError(found[1])
+        return found[0]
+
     for entry in entries:
         value = None
         if exact or patterns:
-            names = (entry.name, entry.obj.name)
+            names = (entry.name, entry.object_name)
             value = next((exact[n] for n in names if n in exact), None)
             if value is None:
                 value = next((v for p, v in patterns for n in names
                               if fnmatch.fnmatchcase(n, p)), None)
         flag.append(value)
         try:
-            value = object_clearance(entry.obj)
-            for source in reversed(entry.instancers):
-                if value is not None:
-                    break
-                value = object_clearance(source)
+            if not entry.instancers:
+                value = object_clearance(entry.obj)
+            else:             # (an instanced object and its instancers: read once each)
+                value = instanced(entry.obj)
+                for source in reversed(entry.instancers):
+                    if value is not None:
+                        break
+                    value = instanced(source)
         except ValueError as problem:
             unchecked.append((entry.name, str(problem)))
             value = None
@@ -616,7 +765,7 @@ def object_clearance(obj):
             raise ValueError(f"{obj.name}: custom property {CLEARANCE_PROPERTY} must be a "
                              f"number >= 0, got {value!r}")
         return value
-    settings = getattr(obj, "convex_tools", None)
+    settings = stored_settings(obj)      # (none stored: no clearance of its own)
     if settings is not None and getattr(settings, "use_clearance", False):
         return float(settings.clearance)
     return None

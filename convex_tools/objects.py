@@ -128,6 +128,37 @@ def settings_of(obj):
     return getattr(obj, "convex_tools", None)
 
 
+def stored_settings(obj):
+    """The object's Convex Tools settings when any of them was ever set, else None (all at
+    their defaults, or the add-on not registered). Blender keeps an add-on's properties in the
+    object's system properties, made on the first write: asking for them costs ~0.2 µs, while
+    ``obj.convex_tools`` costs ~1 µs and each of its fields ~0.8 µs more (a level check reads
+    them for every object). For callers to which a default setting and no setting are the
+    same."""
+    return None if stored_group(obj) is None else settings_of(obj)
+
+
+def stored_group(obj):
+    """The ID property group holding the object's Convex settings; None when there is none or
+    it is empty (reading ``obj.convex_tools`` makes an empty one): all at their defaults."""
+    system = getattr(obj, "bl_system_properties_get", None)
+    if system is None:                      # (Blender before 5.0: among the custom properties)
+        group = obj.get("convex_tools")
+    else:
+        group = system()
+        group = group.get("convex_tools") if group is not None else None
+    return group if group else None
+
+
+def settings_snapshot(group):
+    """A hashable snapshot of a ``stored_group`` (None for None: objects at their defaults
+    share it): what of its settings a shape may depend on."""
+    if group is None:
+        return None
+    to_dict = getattr(group, "to_dict", None)
+    return repr(sorted((to_dict() if to_dict is not None else dict(group)).items()))
+
+
 # --- which representation ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class Representation:

@@ -39,6 +39,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 ENGINES = ("both", "unreal", "godot")
 
 # Unreal's prefixes and the shape kind each proxy becomes (``objects.KINDS``); a UCX proxy is
@@ -259,10 +261,17 @@ class ProxyIndex:
     """
 
     def __init__(self, objects=None, geometry_types=None, *, engine="both",
-                 one_hull_per_ucx=None) -> None:
+                 one_hull_per_ucx=None, table=None) -> None:
+        # ``table``: the file's ``bulk.ObjectTable`` when the caller has read one (its names
+        # and types read in bulk); used when ``objects`` is None.
         if objects is None:
-            import bpy
-            objects = bpy.data.objects
+            if table is None:
+                from .bulk import ObjectTable
+                table = ObjectTable()
+            objects, names, types = table.objects, table.names, table.types
+        else:
+            objects = list(objects)
+            names, types = [o.name for o in objects], [o.type for o in objects]
         if geometry_types is None:
             from .objects import GEOMETRY_TYPES
             geometry_types = GEOMETRY_TYPES
@@ -270,8 +279,7 @@ class ProxyIndex:
         self.one_hull_per_ucx = (UNREAL_ONE_HULL_PER_UCX if one_hull_per_ucx is None
                                  else bool(one_hull_per_ucx))
         self._geometry = geometry_types
-        objects = list(objects)
-        self._by_name = by_name = {}
+        self._by_name = by_name = dict(zip(names, objects))
         self._parts: dict = {}
         self._owner: dict = {}
         self._marks: dict = {}
@@ -281,19 +289,21 @@ class ProxyIndex:
         self.warnings: list = []
         self.notes: dict = {}
         named, rigid_children, removed = [], [], []
-        for obj in objects:          # one pass reading each object's name, type, rigid body
-            name = obj.name
-            by_name[name] = obj
+        # Only names that may mean something to an engine are read further (most names of a
+        # level say nothing); in the objects' order, as the warnings come.
+        for k in _maybe_marked(names, types, objects):
+            obj = objects[k]
             parsed = self._read(obj)
             if parsed is not None:
+                name = names[k]
                 if parsed.action in ("removed", "not collision"):
                     self.excluded[name] = _exclusion_reason(parsed)
                     if parsed.action == "removed":
                         removed.append(obj)
                 else:
                     named.append((obj, parsed))
-            if obj.type in geometry_types and obj.rigid_body is not None \
-                    and obj.parent is not None:
+        for obj, typ in zip(objects, types):     # a rigid body, then its parent: few have one
+            if typ in geometry_types and obj.rigid_body is not None and obj.parent is not None:
                 rigid_children.append(obj)
         if removed:
             self._exclude_children(objects, removed)
@@ -520,10 +530,16 @@ class ProxyIndex:
         return list(self._parts.get(obj.name, ()))
 
     def owner_of(self, obj):
-        return self._owner.get(obj.name)
+        """``obj``: an object or its name."""
+        return self._owner.get(obj if isinstance(obj, str) else obj.name)
+
+    def standing_in(self) -> set:
+        """Names of the objects that stand in for another (``owner_of`` is not None)."""
+        return set(self._owner)
 
     def own_mark(self, obj):
-        return self._marks.get(obj.name)
+        """``obj``: an object or its name."""
+        return self._marks.get(obj if isinstance(obj, str) else obj.name)
 
     def visual_of(self, obj):
         """For a Godot -colonly/-convcolonly body, the visual object beside it (else None)."""
@@ -538,6 +554,8 @@ class ProxyIndex:
         """For a finding between the entries named ``object_a`` and ``object_b``: the visual
         object beside each one that is a Godot body, as ``{"visual_a": …, "visual_b": …}``
         (only the sides that have one), to merge into the finding's ``extra``."""
+        if not self._visual:           # (no Godot body beside a visual in the file)
+            return {}
         from .instances import SEPARATOR      # an instance's path: "Shelf_B/Rock-colonly"
 
         extra = {}
@@ -578,6 +596,46 @@ def _exclusion_reason(parsed) -> str:
         return "a Godot occluder only (-occonly), not collision"
     return (f"removed by Godot on import: nothing is left of its name without "
             f"{parsed.convention}")
+
+
+# What makes ``ProxyIndex._read`` look at a name at all (``unreal_name``, ``godot_name``, and the
+# warning about a prefix in the wrong case): a Godot suffix's letters anywhere in the lower-case
+# name (or its mesh's name), or "_" as its fourth character (an Unreal prefix in any case).
+_GODOT_LETTERS = re.compile("|".join(("col",) + _GODOT_RARE))
+_FOURTH_UNDERSCORE = re.compile(r"(?:^|\0)[^\0]{3}_")
+
+
+def _maybe_marked(names, types, objects) -> list:
+    """Positions of the names ``ProxyIndex._read`` may find something in (a superset), in
+    order: one regular-expression pass over all names joined by NUL (which no name holds)."""
+    if not names:
+        return []
+    starts = np.cumsum([0] + [len(n) + 1 for n in names[:-1]])
+    joined = "\0".join(names)
+    lowered = joined.lower()
+    hits = set()
+    if len(lowered) == len(joined):       # (a name whose lower case is longer: read them all)
+        positions = [m.start() for m in _GODOT_LETTERS.finditer(lowered)]
+    else:
+        positions = None
+    if positions is None:
+        hits.update(k for k, n in enumerate(names) if _GODOT_LETTERS.search(n.lower()))
+    else:
+        hits.update(np.searchsorted(starts, positions, side="right") - 1)
+    ends = [m.end() - 1 for m in _FOURTH_UNDERSCORE.finditer(joined)]
+    hits.update(np.searchsorted(starts, ends, side="right") - 1)
+    meshes = [m for m in _mesh_names() if _GODOT_LETTERS.search(m.lower())]
+    if meshes:          # Godot's last resort reads the mesh's name: "-col" in the mesh data
+        meshes = set(meshes)
+        hits.update(k for k, (obj, typ) in enumerate(zip(objects, types))
+                    if typ == "MESH" and obj.data is not None and obj.data.name in meshes)
+    return sorted(int(k) for k in hits)
+
+
+def _mesh_names():
+    import bpy
+
+    return bpy.data.meshes.keys()
 
 
 def options_for(scene=None, engine=None, one_hull_per_ucx=None) -> dict:

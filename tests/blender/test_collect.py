@@ -367,15 +367,28 @@ def test_objects_of_excluded_and_disabled_collections_are_excluded_with_the_coll
     hidden_eye = asset_collection("Later", exclude=False)
     cube("EyeHidden", (9, 0, 0), hidden_eye)
     layer_of(hidden_eye).hide_viewport = True        # the collection's eye: still checked
+    # Also in an enabled collection: checked (enabled anywhere wins); in two disabled ones:
+    # the first Blender lists tells why.
+    both = cube("Both", (12, 0, 0), inner)
+    hidden_eye.objects.link(both)
+    twice = cube("Twice", (15, 0, 0), inner)
+    drafts = asset_collection("Drafts", exclude=False)
+    drafts.hide_viewport = True
+    drafts.objects.link(twice)
+    bpy.data.objects["Shown"].hide_set(True)          # the object's eye: still checked
     result = collected()
-    assert {e.name for e in result.entries} == {"Shown", "EyeHidden"}
+    assert {e.name for e in result.entries} == {"Shown", "EyeHidden", "Both"}
+    first = twice.users_collection[0].name            # (Blender's order)
     assert dict(result.excluded) == {
-        "OldWall": "in collection 'Blockout', disabled in viewports"}
+        "OldWall": "in collection 'Blockout', disabled in viewports",
+        "Twice": f"in collection '{'Drafts' if first == 'Drafts' else 'Blockout'}', "
+                 f"disabled in viewports"}
     # An excluded collection's objects are not in the view layer; asked for, they are named.
     asked = collected(objects=[bpy.data.objects["Parked"], bpy.data.objects["Shown"]])
     assert asked.excluded == [("Parked", "in collection 'Parking', excluded from the view layer")]
     everything = collected(include_hidden=True)
-    assert {e.name for e in everything.entries} == {"Shown", "EyeHidden", "OldWall", "Parked"}
+    assert {e.name for e in everything.entries} == {"Shown", "EyeHidden", "OldWall", "Parked",
+                                                    "Both", "Twice"}
 
 
 def test_a_boolean_cutter_is_excluded_not_reported_as_overlapping_the_wall(addon):
@@ -464,8 +477,13 @@ def test_entries_carry_collections_properties_and_passive(rock):
     obj["convex_group"] = "rocks"
     obj["biome"] = "forest"
     rock["convex_group"] = "rock"
+    # A duplicate also linked into a second collection: its own answer, not the crate's (the
+    # answer is shared by the objects the same collections hold).
+    twin = cube("Twin", (0, 0, 9), crates)
+    asset_collection("Other", exclude=False).objects.link(twin)
     entries = by_name(collected())
     assert entries["Crate"].collections == ("Crates", "Props")
+    assert entries["Twin"].collections == ("Crates", "Other", "Props")
     assert entries["Crate"].properties == {"convex_group": "props", "weight": 12}
     assert entries["Floor"].passive and not entries["Crate"].passive
     assert floor.rigid_body.type == 'PASSIVE'

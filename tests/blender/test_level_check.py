@@ -285,3 +285,30 @@ def test_a_large_level_is_batched_and_the_same_for_any_jobs(empty_scene):
     assert [(f.object_a, f.object_b, f.kind) for f in single] == \
         [(f.object_a, f.object_b, f.kind) for f in one]
     assert max(abs(f.distance - g.distance) for f, g in zip(single, one)) <= 1e-9
+
+
+def test_shared_shapes_follow_each_objects_convex_settings(empty_scene, registered):
+    # Linked duplicates of one sphere mesh: one checked as a box by its Shape setting, one with
+    # a margin. Given the first one's hull, they would be measured as the bare sphere.
+    bpy.ops.mesh.primitive_uv_sphere_add(location=(0, 0, 0))
+    ball = bpy.context.object
+    boxed, padded = ball.copy(), ball.copy()
+    for obj, x in ((boxed, 5.0), (padded, 10.0)):
+        empty_scene.collection.objects.link(obj)
+        obj.location = (x, 0, 0)
+    boxed.convex_tools.kind = 'BOX'
+    padded.convex_tools.margin = 0.25
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    cache = level_check.SharedShapes()
+    shapes = [cache.shape(o, depsgraph) for o in (ball, boxed, padded)]
+    shapes = [s.make() if hasattr(s, "make") else s for s in shapes]
+    diagonal = np.array([1.0, 1.0, 1.0])
+    assert np.linalg.norm(shapes[0].support(diagonal)) == pytest.approx(1.0, abs=0.05)
+    assert shapes[1].support(diagonal) == pytest.approx([6.0, 1.0, 1.0], abs=1e-5)  # a corner
+    assert shapes[2].support(np.array([1.0, 0, 0]))[0] == pytest.approx(11.25, abs=1e-5)
+    # A duplicate at its defaults again shares the first shape.
+    plain = ball.copy()
+    empty_scene.collection.objects.link(plain)
+    reused = cache.reused
+    cache.shape(plain, bpy.context.evaluated_depsgraph_get())
+    assert cache.reused == reused + 1

@@ -258,3 +258,38 @@ def test_the_sidebar_shows_the_active_objects_representation(table):
                               evaluated_depsgraph_get=bpy.context.evaluated_depsgraph_get)
     ui.VIEW3D_PT_convex_tools.draw(panel, context)
     assert "UCX proxies: 2 hulls" in labels
+
+
+def test_the_index_reads_further_every_name_an_engine_may_read(addon):
+    # The index reads only the names its pass over all names picks out; that pass must pick
+    # every name ``_read`` would find something in or warn about (and may pick more).
+    from convex_tools import proxies
+
+    mesh = bpy.data.meshes.new("Plain")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [], [(0, 1, 2)])
+    named_col = bpy.data.meshes.new("Hull-col")       # Godot's last resort: the mesh's name
+    named_col.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [], [(0, 1, 2)])
+    names = ["Crate", "UCX_Crate", "ucx_Crate_01", "UBX_", "uSp_Ball", "Wall-colonly",
+             "Wall$ColOnly", "Rock_CONVCOL.002", "Tree-noimp", "Nav-NavMesh", "Occ_occonly",
+             "Body-rigid", "Ab", "Abc_", "Xİcol", "İ-colonly", "Shelf", "Collider", "Zebra"]
+    scene = bpy.context.scene
+    for name in names:
+        obj = bpy.data.objects.new(name, named_col if name == "Shelf" else mesh)
+        scene.collection.objects.link(obj)
+    empty = bpy.data.objects.new("Box-colonly", None)
+    scene.collection.objects.link(empty)
+    index = ProxyIndex()
+    objs = list(bpy.data.objects)
+    picked = set(proxies._maybe_marked([o.name for o in objs], [o.type for o in objs], objs))
+    for k, obj in enumerate(objs):
+        probe = ProxyIndex(objects=[])
+        if probe._read(obj) is not None or probe.warnings:
+            assert k in picked, obj.name
+    assert {objs[k].name for k in picked} >= {"UCX_Crate", "ucx_Crate_01", "uSp_Ball", "Shelf",
+                                               "Box-colonly", "Tree-noimp", "Body-rigid"}
+    assert "Crate" not in {objs[k].name for k in picked}
+    # What the index made of them: the lower-case prefixes warned about, the mesh-named one a
+    # mark, the -noimp one removed.
+    assert {n for n, _ in index.warnings} >= {"ucx_Crate_01", "uSp_Ball"}
+    assert index.own_mark(bpy.data.objects["Shelf"]).convention == "-col (mesh data)"
+    assert "Tree-noimp" in index.excluded
