@@ -297,6 +297,39 @@ def test_props_on_one_ground_plane_are_measured_by_the_batch(rng):
         assert abs(distance(moved, b).distance) <= 1e-9 * scale
 
 
+def test_props_resting_on_a_floor_are_measured_by_the_batch(rng):
+    """Props resting on a floor, and crates stacked on crates: the origin is on C's boundary
+    (depth zero), GJK ends on a simplex through it, and the batch measures the contact by its
+    EPA as the single query does — depth zero, the floor's normal — instead of handing every
+    resting prop to the single query."""
+    ground = Transformed(Box((30.0, 30.0, 0.1)), _shifted(np.eye(4), (0.0, 0.0, -0.1)))
+    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
+                           for z in (0.0, 0.9)]))
+    shapes = [ground]
+    pairs = []
+    for k in range(200):
+        x, y = rng.uniform(-25, 25, 2)
+        shapes.append(_standing(crate if k % 2 else Box((0.3, 0.3, 0.3)), x, y,
+                                rng.uniform(0, 2 * math.pi), 0.0 if k % 2 else -0.3))
+        pairs.append((0, len(shapes) - 1))
+        if k % 4 == 1:                      # a crate on the crate, turned
+            shapes.append(_standing(crate, x, y, rng.uniform(0, 2 * math.pi), -0.9))
+            pairs.append((len(shapes) - 2, len(shapes) - 1))
+    pairs = np.array(pairs)
+    sc = batch.screen(PoseTable.from_shapes(shapes), pairs, np.full(len(pairs), 0.05))
+    assert sc.measured.mean() >= 0.95
+    for k in np.flatnonzero(sc.measured).tolist():
+        a, b = shapes[pairs[k, 0]], shapes[pairs[k, 1]]
+        single = penetration(a, b)
+        scale = max(size(a), size(b))
+        assert sc.depth[k] == pytest.approx(single.depth, abs=1e-10 * scale)
+        assert sc.depth[k] <= 1e-9 * scale                       # resting: touching
+        np.testing.assert_allclose(sc.normal[k], single.normal, atol=1e-9)
+        assert abs(abs(sc.normal[k][2]) - 1.0) <= 1e-9            # up (or down)
+        for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
+            assert off_shape(shape, point) <= 1e-9 * scale
+
+
 def test_batched_epa_hands_over_what_it_cannot_finish(rng):
     shapes = polytope_set(rng, 400)
     pairs = np.arange(400).reshape(-1, 2)

@@ -184,7 +184,9 @@ def test_progress_reports_every_chunk_up_to_the_total():
 
 
 def test_cancel_stops_the_check_and_keeps_what_was_found():
-    shapes = [unit_box(0.8 * k) for k in range(600)]  # a row of overlapping cubes
+    # A row of overlapping upright drums: curved overlaps, which the batch hands to the single
+    # queries, measured step by step (a row of cubes is measured by the batch in one go).
+    shapes = [translated(Cylinder(0.5, 0.5), (0.8 * k, 0.0, 0.0)) for k in range(600)]
     names = [f"C{k:03d}" for k in range(600)]
     with pytest.raises(CheckCancelled) as info:
         check_shapes(shapes, names, should_cancel=lambda: True)

@@ -162,23 +162,26 @@ class Screened:
 def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
     """Screen the rows of ``pairs`` (P, 2) for the level check: which are certified at least
     ``need`` (P,) apart, which certainly overlap, and (``depths``) the penetration of the
-    overlapping pairs whose cores are polytopes (``batch_epa``; rounded shapes get their
-    margins added along the normal, as ``penetration`` adds them), or of rounded shapes whose
-    cores are apart (then exact from GJK on the cores: margins − core distance)."""
+    overlapping or touching pairs whose cores are polytopes (``batch_epa``; rounded shapes get
+    their margins added along the normal, as ``penetration`` adds them), or of rounded shapes
+    whose cores are apart (then exact from GJK on the cores: margins − core distance)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     ia, ib = pairs[:, 0], pairs[:, 1]
     res = run(table, ia, ib, need=need)
     out = Screened(res)
-    if not depths or not res.deep.any():
+    if not depths:
         return out
     ma, mb = table.margin[ia], table.margin[ib]
     # Rounded shapes whose cores are apart by less than their margins (no tetrahedron): depth
     # margins − d along the separation of the cores' closest points.
-    within = res.deep & ~np.isfinite(res.tet_a[:, 0, 0]) & ((ma > 0.0) | (mb > 0.0))
+    has_tet = np.isfinite(res.tet_a[:, 3, 0])
+    within = res.deep & ~has_tet & ((ma > 0.0) | (mb > 0.0))
     if within.any():
         rows = np.flatnonzero(within)
         _core_contacts(res, rows, ma, mb, out)
-    tet = res.deep & np.isfinite(res.tet_a[:, 0, 0]) \
+    # Polytope cores overlapping — or touching: GJK's tetrahedron holds the origin on its
+    # boundary (props resting on a floor) — get their depth and normal from the batched EPA.
+    tet = (res.deep | (res.code == INTERSECTING)) & has_tet \
         & np.isin(table.family[ia], POLYTOPE_FAMILIES) \
         & np.isin(table.family[ib], POLYTOPE_FAMILIES)
     rows = np.flatnonzero(tet)
@@ -602,9 +605,9 @@ def _inradius_bound(W):
 
 
 def _lift_flat(table, ia, ib, res):
-    """Pairs whose GJK ended on a flat simplex holding the origin — a triangle (TOUCHING) or a
-    flat tetrahedron (INTERSECTING, no depth certified) — lifted into a tetrahedron holding it
-    when C reaches past the simplex's plane on both sides.
+    """Pairs whose GJK ended on a flat simplex holding the origin — a triangle (TOUCHING, or
+    INTERSECTING where v came out exactly zero) or a flat tetrahedron (INTERSECTING, no depth
+    certified) — lifted into a tetrahedron holding it when C reaches past the simplex's plane.
 
     This is the usual end on a level: props standing on one ground plane with upright sides
     give support points at the same height along every level direction, so GJK's simplex lies
@@ -615,10 +618,14 @@ def _lift_flat(table, ia, ib, res):
     the plane by more than the slack, the origin is inside the double pyramid of the triangle
     and u, l; the pair then ends INTERSECTING with the tetrahedron (triangle, u) for EPA — the
     origin on its base face — and ``inside``, the origin's least distance to the pyramid's
-    six faces, certifies the overlap as GJK's own tetrahedra do. Other pairs stay as they
-    were (the single query decides them)."""
+    six faces, certifies the overlap as GJK's own tetrahedra do. When only one of them does,
+    the origin is on C's boundary (a prop resting on the floor: they touch, or overlap by a
+    rounding): the pair ends INTERSECTING with the tetrahedron (triangle, that point) and no
+    depth certified, and the batched EPA gives its depth (zero or a rounding) and normal as
+    the single EPA does. Other pairs stay as they were (the single query decides them)."""
+    _widen_segments(table, ia, ib, res)
     size = res.size
-    flat = ((res.code == TOUCHING) & (size == 3)) | \
+    flat = (np.isin(res.code, (TOUCHING, INTERSECTING)) & (size == 3)) | \
         ((res.code == INTERSECTING) & (size == 4) & (res.inside <= res.slack))
     rows = np.flatnonzero(flat)
     if not len(rows):
@@ -667,17 +674,53 @@ def _lift_flat(table, ia, ib, res):
                 h = np.where(fl > 0.0, np.abs(_dot(fn, x)) / np.where(fl > 0.0, fl, 1.0), 0.0)
             inside = np.minimum(inside, h)
     slack = res.slack[rows]
-    ok &= (_dot(n, u) > slack) & (-_dot(n, low) > slack) & (inside > slack) \
-        & np.isfinite(inside)
-    rows, mr = rows[ok], mr[ok]
+    above, below = _dot(n, u) > slack, -_dot(n, low) > slack
+    deep = ok & above & below & (inside > slack) & np.isfinite(inside)
+    # C beyond the plane on one side only — the origin is on C's boundary (the shapes touch,
+    # or overlap by a rounding) — or on both with the origin on the triangle's edge (the
+    # overlap not certified): the triangle with a point beyond is a tetrahedron holding the
+    # origin on its boundary, and EPA finds the depth (zero where they touch) and the normal.
+    touching = ok & ~deep & (above | below)
+    for chosen, top_a, top_b, certified in (
+            (deep, ua, ub, inside),
+            (touching & above, ua, ub, np.zeros(m)),
+            (touching & below & ~above, la, lb, np.zeros(m))):
+        r, k = rows[chosen], mr[chosen]
+        if not len(r):
+            continue
+        res.code[r] = INTERSECTING
+        res.inside[r] = certified[chosen]
+        res.tet_a[r, :3] = A[k[:, None], best_tri[k]]
+        res.tet_b[r, :3] = B[k[:, None], best_tri[k]]
+        res.tet_a[r, 3] = top_a[:, chosen].T
+        res.tet_b[r, 3] = top_b[:, chosen].T
+
+
+def _widen_segments(table, ia, ib, res):
+    """GJK's segments holding the origin (two crates stacked turned on each other end so)
+    widened into triangles for ``_lift_flat``: the third point C's support point across the
+    segment, along the axis least aligned with it (or against it, where C does not reach
+    that way), so that the triangle holds the origin on its edge."""
+    rows = np.flatnonzero(np.isin(res.code, (TOUCHING, INTERSECTING)) & (res.size == 2))
     if not len(rows):
         return
-    res.code[rows] = INTERSECTING
-    res.inside[rows] = inside[ok]
-    for arr, top in ((res.tet_a, ua), (res.tet_b, ub)):
-        pts = A if arr is res.tet_a else B
-        arr[rows, :3] = pts[mr[:, None], best_tri[mr]]
-        arr[rows, 3] = top[:, ok].T
+    A, B = res.tet_a[rows], res.tet_b[rows]
+    e = ((A[:, 1] - B[:, 1]) - (A[:, 0] - B[:, 0])).T              # (3, m)
+    axis = np.zeros_like(e)
+    axis[np.abs(e).argmin(axis=0), np.arange(len(rows))] = 1.0
+    t = _cross(e, axis)
+    tt = np.sqrt(_dot(t, t))
+    good = tt > 0.0
+    t = t / np.where(good, tt, 1.0)
+    pa, pb = table.support(ia[rows], t), table.support(ib[rows], -t)
+    qa, qb = table.support(ia[rows], -t), table.support(ib[rows], t)
+    res.calls[rows] += 2
+    use_p = _dot(t, pa - pb) > res.slack[rows]
+    good &= use_p | (-_dot(t, qa - qb) > res.slack[rows])
+    rows = rows[good]
+    res.tet_a[rows, 2] = np.where(use_p[good], pa[:, good], qa[:, good]).T
+    res.tet_b[rows, 2] = np.where(use_p[good], pb[:, good], qb[:, good]).T
+    res.size[rows] = 3
 
 
 # --- answers ---------------------------------------------------------------------------------
@@ -707,10 +750,14 @@ class _Results:
         if len(tet):
             self.inside[rows[tet]] = _inradius_bound(st.W[:, :, srows[tet]])
         # (A triangle holding the origin, TOUCHING, keeps its points too: ``_lift_flat``.)
-        held = np.flatnonzero(np.isin(codes, (INTERSECTING, TOUCHING)) & (st.n[srows] >= 3))
+        held = np.flatnonzero(np.isin(codes, (INTERSECTING, TOUCHING)) & (st.n[srows] >= 2))
         if len(held):
             self.tet_a[rows[held]] = st.A[:, :, srows[held]].transpose(2, 0, 1)
             self.tet_b[rows[held]] = st.B[:, :, srows[held]].transpose(2, 0, 1)
+            # (The slots past a segment's or triangle's points hold points it dropped.)
+            for size in (2, 3):
+                short = rows[held][st.n[srows[held]] == size]
+                self.tet_a[short, size:] = self.tet_b[short, size:] = np.nan
 
 
 def _finish(res, ma, mb, size_a, size_b, out, offset):
