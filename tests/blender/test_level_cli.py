@@ -354,8 +354,10 @@ runpy.run_path({script!r}, run_name="__main__")
 
 
 @pytest.fixture
-def long_level(tmp_path):
-    """A row of 800 cubes, each 0.1 into the next: 799 overlaps over several steps of pairs."""
+def long_level(tmp_path, registered):
+    """A row of 800 drums (cubes whose Convex shape is a Cylinder), each 0.1 into the next:
+    799 curved overlaps, which the batch hands to the single queries, over several steps of
+    pairs (a row of cubes the batch measures whole, in one step)."""
     import bmesh
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -366,6 +368,7 @@ def long_level(tmp_path):
     bm.free()
     for k in range(800):
         obj = bpy.data.objects.new(f"Cube{k:03d}", mesh)
+        obj.convex_tools.kind = 'CYLINDER'
         obj.location = (0.9 * k, 0.0, 0.0)
         bpy.context.scene.collection.objects.link(obj)
     path = str(tmp_path / "long.blend")
