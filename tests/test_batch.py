@@ -330,6 +330,34 @@ def test_props_resting_on_a_floor_are_measured_by_the_batch(rng):
             assert off_shape(shape, point) <= 1e-9 * scale
 
 
+def test_drums_standing_on_a_floor_are_measured_and_balls_handed_back(rng):
+    """A drum standing on a floor meets it in a flat face of C (its cap over the floor): the
+    batched EPA ends there in its first steps, as exactly as the single query. A ball resting
+    on the floor touches it in a curved point, which EPA never reaches exactly: handed back
+    after a few calls (the single query polishes it)."""
+    ground = Transformed(Box((30.0, 30.0, 0.1)), _shifted(np.eye(4), (0.0, 0.0, -0.1)))
+    shapes, pairs = [ground], []
+    for k in range(120):
+        x, y = rng.uniform(-25, 25, 2)
+        r = rng.uniform(0.2, 0.6)
+        if k % 3:
+            shapes.append(_standing(Cylinder(r, 0.5), x, y, rng.uniform(0, 2 * math.pi), -0.5))
+        else:
+            shapes.append(translated(Sphere(r), (x, y, r)))
+        pairs.append((0, len(shapes) - 1))
+    pairs = np.array(pairs)
+    sc = batch.screen(PoseTable.from_shapes(shapes), pairs, np.full(len(pairs), 0.05))
+    drums = np.arange(len(pairs)) % 3 != 0
+    assert sc.measured[drums].mean() >= 0.95 and not sc.measured[~drums].any()
+    for k in np.flatnonzero(sc.measured).tolist():
+        a, b = shapes[pairs[k, 0]], shapes[pairs[k, 1]]
+        single = penetration(a, b)
+        assert sc.depth[k] == pytest.approx(single.depth, abs=1e-12) == 0.0
+        np.testing.assert_allclose(sc.normal[k], single.normal, atol=1e-9)
+        for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
+            assert off_shape(shape, point) <= 1e-9 * size(b)
+
+
 def test_batched_epa_hands_over_what_it_cannot_finish(rng):
     shapes = polytope_set(rng, 400)
     pairs = np.arange(400).reshape(-1, 2)

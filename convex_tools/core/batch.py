@@ -87,6 +87,11 @@ CHUNK_PAIRS = 16_384
 # Families whose cores are polytopes: their overlaps get their depth from ``batch_epa``.
 POLYTOPE_FAMILIES = (POLY, HULL)
 
+# Support calls the batched EPA may spend on curved cores that touch: a flat face of C at the
+# contact (a cap on a floor) ends in one or two; a curved contact never ends exactly, and goes
+# to the single query (which polishes it) after this many.
+TOUCHING_CALLS = 4
+
 # Stop codes of the state arrays: ``results.Code`` (``STATUS_OF`` gives the ``Status``), the
 # one vocabulary of both batched engines; plain ints here for the array comparisons.
 RUNNING, CONVERGED, REPEATED, INTERSECTING, TOUCHING, CLEAR, FALLBACK = map(int, Code)
@@ -184,9 +189,17 @@ def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
     tet = (res.deep | (res.code == INTERSECTING)) & has_tet \
         & np.isin(table.family[ia], POLYTOPE_FAMILIES) \
         & np.isin(table.family[ib], POLYTOPE_FAMILIES)
-    rows = np.flatnonzero(tet)
-    if len(rows):
-        contacts = batch_epa.run(table, ia[rows], ib[rows], res.tet_a[rows], res.tet_b[rows])
+    # Curved cores that touch (a drum standing on a floor: C's face there is flat, the cap's
+    # disc swept over the floor) end exactly in EPA's first steps; the others (a ball on the
+    # floor) are handed back after TOUCHING_CALLS.
+    touching = (res.code == INTERSECTING) & ~res.deep & has_tet & ~tet \
+        & (table.family[ia] != OTHER) & (table.family[ib] != OTHER)
+    for chosen, calls in ((tet, batch_epa.MAX_ITERATIONS), (touching, TOUCHING_CALLS)):
+        rows = np.flatnonzero(chosen)
+        if not len(rows):
+            continue
+        contacts = batch_epa.run(table, ia[rows], ib[rows], res.tet_a[rows], res.tet_b[rows],
+                                 max_calls=calls)
         ok = contacts.code == batch_epa.CONVERGED
         rows, n = rows[ok], contacts.normal[ok]
         margins = (ma + mb)[rows]

@@ -22,7 +22,10 @@ simple loop, a degenerate new face (``epa.DEGENERATE_SIN2``), a new face nearer 
 the one it replaces (``epa.ORIGIN_TOLERANCE``), a projection outside every coplanar face, the
 arrays full, or ``MAX_ITERATIONS``. Such a pair is marked FALLBACK, and the caller answers it
 with the single query, which has the remedies (the ray finish, MPR) this one leaves out. Curved
-shapes (ROUND, CONE) are never given to it: their EPA needs the Newton polish of ``epa``.
+shapes (ROUND, CONE) are given to it only where they touch (``batch.screen``), with a few
+support calls: a cylinder standing on a floor meets it in a flat face of C, which the first
+iteration finds exactly; a curved contact is handed back, its EPA needing the Newton polish of
+``epa``.
 
 Layering (docs/ARCHITECTURE.md): uses ``placement`` and ``epa``'s tolerances; ``batch`` calls
 it.
@@ -86,10 +89,11 @@ class BatchContacts:
         self.support_calls = np.zeros(k, dtype=np.int64)
 
 
-def run(table, ia, ib, tet_a, tet_b) -> BatchContacts:
+def run(table, ia, ib, tet_a, tet_b, max_calls=MAX_ITERATIONS) -> BatchContacts:
     """EPA on the cores of pairs (``ia[k]``, ``ib[k]``) of ``table``, each from the support
     points ``tet_a[k]``, ``tet_b[k]`` (4, 3) of A and B of a tetrahedron of C holding the
-    origin (GJK's last simplex)."""
+    origin (GJK's last simplex). ``max_calls``: support calls per pair before it is handed
+    back (at most MAX_ITERATIONS)."""
     ia = np.asarray(ia, dtype=np.int64)
     ib = np.asarray(ib, dtype=np.int64)
     k = len(ia)
@@ -104,7 +108,7 @@ def run(table, ia, ib, tet_a, tet_b) -> BatchContacts:
     while len(idx):
         # Every pair still running has the same number of vertices (four, plus one per
         # iteration), so the live part of the arrays is the same for all of them.
-        code = st.iterate(table)
+        code = st.iterate(table, min(max_calls, MAX_ITERATIONS))
         done = code != RUNNING
         if done.any():
             st.finish(np.flatnonzero(done), code[done], idx[done], out)
@@ -172,7 +176,7 @@ class _State:
         self.fn[:, :4], self.fd[:, :4] = n, d
         return ok.all(axis=1)
 
-    def iterate(self, table):
+    def iterate(self, table, max_calls=MAX_ITERATIONS):
         """Steps 1-3 for every pair: per pair RUNNING, CONVERGED or FALLBACK."""
         k = len(self.ia)
         r = np.arange(k)
@@ -189,7 +193,7 @@ class _State:
         gap = _dot(n, w) - d
         code[~np.isfinite(gap)] = FALLBACK
         code[(code == RUNNING) & (gap <= ROUNDING_GAP * self.scale)] = CONVERGED
-        code[(code == RUNNING) & (self.calls >= MAX_ITERATIONS)] = FALLBACK
+        code[(code == RUNNING) & (self.calls >= max_calls)] = FALLBACK
         if self.nv >= MAX_VERTICES:
             code[code == RUNNING] = FALLBACK
         self.best, self.d, self.w, self.a, self.b = best, d, w, a, b
