@@ -31,10 +31,10 @@ otherwise):
 - a stall (no progress after ``STALL_RETRIES``), the iteration cap, or a repeated support point
   that never separated (``gjk.undecided``; touching or nearly) is FALLBACK, where ``gjk.run``
   ends on its best state, asks MPR (``mpr.holding_tetrahedron``) or calls it touching;
-- a flat simplex holding the origin (a triangle, or a flat tetrahedron: props standing on one
-  ground plane end so) is lifted into a tetrahedron by two more support calls
-  (``_lift_flat``), as ``epa`` grows GJK's triangle before its expansion, so that the batched
-  EPA can measure the pair.
+- a flat simplex holding the origin (a segment, a triangle, a flat tetrahedron: props standing
+  on one ground plane, or resting on the floor, end so) is lifted into a tetrahedron by a few
+  more support calls (``_widen_segments``, ``_lift_flat``), as ``epa`` grows GJK's simplex
+  before its expansion, so that the batched EPA can measure the pair.
 
 A pair the batch cannot decide — a stall of the descent, the iteration cap, a repeated support
 point without a separating axis (touching), or a shape it has no family for (``placement``:
@@ -45,10 +45,12 @@ it with the single query (``distances`` does, and says so in the result's ``engi
 *certified* clear (GJK's lower bound v·w/|v| minus the margins reaches the pair's required
 clearance, plus ``CLEAR_SLACK`` above rounding and above the single query's tolerance) or until
 it has its distance, and says which pairs certainly overlap (the origin deep inside GJK's final
-tetrahedron, or rounded cores apart by less than their margins). The overlaps of polytope cores
-get their depth from the batched EPA (``batch_epa``), those of rounded shapes whose cores are
-apart exactly from GJK; the level check takes the rest — curved overlaps, touching pairs,
-distances within the slack of a clearance, what the batch handed back — to the single queries.
+tetrahedron, or rounded cores apart by less than their margins). The overlaps and contacts of
+polytope cores get their depth from the batched EPA (``batch_epa``), as do curved cores that
+touch on a flat face of C (a drum on a floor), those of rounded shapes whose cores are apart
+exactly from GJK; the level check takes the rest — curved overlaps and contacts, pairs touching
+within rounding that no tetrahedron holds, distances within the slack of a clearance, what the
+batch handed back — to the single queries.
 
 Layering (docs/ARCHITECTURE.md): uses ``placement``, ``gjk``'s tolerances and ``simplex``'s
 thresholds, ``results``; ``broadphase.query_all`` and ``level`` use it.
@@ -186,7 +188,7 @@ def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
         _core_contacts(res, rows, ma, mb, out)
     # Polytope cores overlapping — or touching: GJK's tetrahedron holds the origin on its
     # boundary (props resting on a floor) — get their depth and normal from the batched EPA.
-    tet = (res.deep | (res.code == INTERSECTING)) & has_tet \
+    tet = (res.code == INTERSECTING) & has_tet \
         & np.isin(table.family[ia], POLYTOPE_FAMILIES) \
         & np.isin(table.family[ib], POLYTOPE_FAMILIES)
     # Curved cores that touch (a drum standing on a floor: C's face there is flat, the cap's
@@ -762,7 +764,7 @@ class _Results:
         tet = np.flatnonzero((codes == INTERSECTING) & (st.n[srows] == 4))
         if len(tet):
             self.inside[rows[tet]] = _inradius_bound(st.W[:, :, srows[tet]])
-        # (A triangle holding the origin, TOUCHING, keeps its points too: ``_lift_flat``.)
+        # (A segment or triangle holding the origin keeps its points too: ``_lift_flat``.)
         held = np.flatnonzero(np.isin(codes, (INTERSECTING, TOUCHING)) & (st.n[srows] >= 2))
         if len(held):
             self.tet_a[rows[held]] = st.A[:, :, srows[held]].transpose(2, 0, 1)
