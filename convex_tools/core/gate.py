@@ -36,10 +36,9 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import re
 
-from .level import TRAVERSAL_KINDS
-from .report import CHECKED, FAILED, all_findings, refresh_counts
+from .report import (CHECKED, FAILED, TRAVERSAL_KEY_CELL, all_findings,  # noqa: F401
+                     finding_key, refresh_counts)
 
 BASELINE_MARK = "convex_tools_baseline"
 BASELINE_VERSION = 1
@@ -47,10 +46,6 @@ BASELINE_VERSION = 1
 # units: 1 mm in a level modelled in metres; above the float noise of re-measuring a pair, below
 # any change a designer makes on purpose).
 DEFAULT_TOLERANCE = 0.001
-# Traversal findings' points are keyed on a grid of this size when the finding gives no cell
-# size of its own (``cell_size`` in its extra fields): a region found again a little elsewhere
-# keeps its key.
-TRAVERSAL_KEY_CELL = 0.25
 
 FAIL_ON = ("error", "warning")
 GATING_SEVERITIES = {"error": {"error"}, "warning": {"error", "warning"}}
@@ -59,34 +54,10 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 NEW, BASELINED, WORSE, EXPIRED = "new", "baselined", "worse", "expired"
 
-# Part labels that are positions rather than names (``Compound.part_label``,
-# ``TriangleMesh.part_label``): not part of a key, since they change when a mesh is edited.
-_POSITIONAL_PART = re.compile(r"^(part|triangle) \d+$")
-
 
 # --- keys ---------------------------------------------------------------------------------------
-def _named_part(part):
-    return None if part is None or _POSITIONAL_PART.match(part) else part
-
-
-def finding_key(file, f) -> dict:
-    """The baseline key of finding ``f`` (its dict) in ``file``."""
-    key = {"file": file, "kind": f["kind"]}
-    if f["kind"] in TRAVERSAL_KINDS:
-        # A region of the walkable map: its objects and where it is.
-        key["objects"] = list(f.get("objects") or
-                              [o for o in (f.get("object_a"), f.get("object_b")) if o])
-        if f.get("point") is not None:
-            cell = f.get("cell_size") or TRAVERSAL_KEY_CELL
-            key["cell"] = [int(math.floor(float(v) / cell + 0.5)) for v in f["point"]]
-        return key
-    key["objects"] = [f["object_a"]] + ([f["object_b"]] if f.get("object_b") else [])
-    parts = [_named_part(f.get("part_a")), _named_part(f.get("part_b"))]
-    if any(parts):
-        key["parts"] = parts[:len(key["objects"])]
-    return key
-
-
+# (``finding_key``, the baseline key of a finding, is ``core.report``'s: its SARIF fingerprints
+# are made of it too.)
 def _key_text(key) -> str:
     return json.dumps({k: key[k] for k in ("file", "kind", "objects", "parts", "cell")
                        if k in key}, sort_keys=True, ensure_ascii=False)

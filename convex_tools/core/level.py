@@ -58,6 +58,12 @@ from .hull import Hull
 from .intrusion import mesh_intrusion
 from .placement import LazyShapes, PoseTable, world_aabbs
 from .queries import distance, penetration
+# The finding kinds and the reports live in ``core.report`` (one model, every format a writer
+# of it); these names stay importable from here for the code, scripts and tests that import
+# them from ``core.level``.
+from .report import (ALL_KINDS, CSV_COLUMNS, FLOATING, KINDS, LOW_HEADROOM,  # noqa: F401
+                     NARROW, OVERLAP, STEP, SUNK, TOO_CLOSE, TRAVERSAL_KINDS, UNREACHABLE,
+                     count_line, report_csv, report_dict, report_json, report_table, summary)
 from .rules import EntryInfo, Rules
 from .shapes import ConvexHullOf, MinkowskiSum, Transformed
 
@@ -86,18 +92,6 @@ PAIRS_PER_TASK = 128
 # (a fork of a process holding a level is tens of milliseconds).
 MIN_PAIRS_FOR_JOBS = 256
 
-OVERLAP = "overlap"
-TOO_CLOSE = "too_close"
-SUNK = "sunk"
-FLOATING = "floating"
-# Traversal findings (``core.traversal``): regions the agent cannot reach, and why.
-UNREACHABLE = "unreachable"
-NARROW = "narrow"
-LOW_HEADROOM = "low_headroom"
-STEP = "step"
-KINDS = (OVERLAP, SUNK, TOO_CLOSE, FLOATING)
-TRAVERSAL_KINDS = (UNREACHABLE, NARROW, LOW_HEADROOM, STEP)
-ALL_KINDS = KINDS + TRAVERSAL_KINDS
 
 ERROR = "error"
 WARNING = "warning"
@@ -1030,10 +1024,3 @@ def pair_is_ignored(name_a: str, name_b: str, ignore_pairs) -> bool:
     m = fnmatch.fnmatchcase
     return any((m(name_a, pa) and m(name_b, pb)) or (m(name_a, pb) and m(name_b, pa))
                for pa, pb in _pair_patterns(ignore_pairs))
-
-
-# --- reports ---------------------------------------------------------------------------------
-# The reports live in ``core.report`` (one model, every format a writer of it); these names stay
-# importable from here for the scripts and tests that import them from ``core.level``.
-from .report import (CSV_COLUMNS, count_line, report_csv, report_dict,  # noqa: E402,F401
-                     report_json, report_table, summary)

@@ -32,6 +32,7 @@ import io
 import json
 import math
 import os
+import re
 import tomllib
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -48,6 +49,29 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 # Statuses of a checked file's section.
 CHECKED, INCOMPLETE, FAILED = "checked", "incomplete", "error"
+
+# Finding kinds: the level check's (``core.level``) ...
+OVERLAP = "overlap"
+TOO_CLOSE = "too_close"
+SUNK = "sunk"
+FLOATING = "floating"
+# ... and the traversal check's (``core.traversal``): regions the agent cannot reach, and why.
+UNREACHABLE = "unreachable"
+NARROW = "narrow"
+LOW_HEADROOM = "low_headroom"
+STEP = "step"
+KINDS = (OVERLAP, SUNK, TOO_CLOSE, FLOATING)
+TRAVERSAL_KINDS = (UNREACHABLE, NARROW, LOW_HEADROOM, STEP)
+ALL_KINDS = KINDS + TRAVERSAL_KINDS
+
+# Traversal findings' points are keyed on a grid of this size when the finding gives no cell
+# size of its own (``cell_size`` in its extra fields): a region found again a little elsewhere
+# keeps its key.
+TRAVERSAL_KEY_CELL = 0.25
+
+# Part labels that are positions rather than names (``Compound.part_label``,
+# ``TriangleMesh.part_label``): not part of a key, since they change when a mesh is edited.
+_POSITIONAL_PART = re.compile(r"^(part|triangle) \d+$")
 
 # What each finding kind means (SARIF rule descriptions, JUnit messages).
 KIND_TEXT = {
@@ -109,8 +133,6 @@ def as_dict(finding) -> dict:
 
 def counts(findings) -> dict:
     """Findings per kind: the four level kinds always, traversal kinds when present."""
-    from .level import KINDS
-
     out = {kind: 0 for kind in KINDS}
     for f in findings:
         kind = as_dict(f)["kind"]
@@ -453,8 +475,6 @@ def to_sarif(report) -> str:
     """SARIF 2.1.0: one run; a rule per finding kind; each finding a result with its
     ``level`` from its severity, the file as artifact location and the objects as logical
     locations; baselined findings carry ``suppressions``."""
-    from .level import ALL_KINDS
-
     kinds = sorted({f["kind"] for _, f in all_findings(report)},
                    key=lambda k: (ALL_KINDS.index(k) if k in ALL_KINDS else len(ALL_KINDS), k))
     rules = [{"id": kind, "name": kind,
@@ -502,11 +522,32 @@ def to_sarif(report) -> str:
     return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
 
 
-def finding_fingerprint(file, f) -> str:
-    """A stable hash of the finding's baseline key (``core.gate.finding_key``): code scanning
-    tracks a finding across runs by it."""
-    from .gate import finding_key
+def finding_key(file, f) -> dict:
+    """The baseline key of finding ``f`` (its dict) in ``file`` (``core.gate``'s baseline, and
+    the fingerprint code scanning tracks a finding by)."""
+    key = {"file": file, "kind": f["kind"]}
+    if f["kind"] in TRAVERSAL_KINDS:
+        # A region of the walkable map: its objects and where it is.
+        key["objects"] = list(f.get("objects") or
+                              [o for o in (f.get("object_a"), f.get("object_b")) if o])
+        if f.get("point") is not None:
+            cell = f.get("cell_size") or TRAVERSAL_KEY_CELL
+            key["cell"] = [int(math.floor(float(v) / cell + 0.5)) for v in f["point"]]
+        return key
+    key["objects"] = [f["object_a"]] + ([f["object_b"]] if f.get("object_b") else [])
+    parts = [_named_part(f.get("part_a")), _named_part(f.get("part_b"))]
+    if any(parts):
+        key["parts"] = parts[:len(key["objects"])]
+    return key
 
+
+def _named_part(part):
+    return None if part is None or _POSITIONAL_PART.match(part) else part
+
+
+def finding_fingerprint(file, f) -> str:
+    """A stable hash of the finding's baseline key (``finding_key``): code scanning tracks a
+    finding across runs by it."""
     key = json.dumps(finding_key(file, f), ensure_ascii=False)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
