@@ -358,6 +358,39 @@ def test_drums_standing_on_a_floor_are_measured_and_balls_handed_back(rng):
             assert off_shape(shape, point) <= 1e-9 * size(b)
 
 
+@pytest.mark.parametrize("scale,offset", [(1e-6, 0.0), (1e6, 0.0), (1e3, 1e8), (1e-3, 1e5)])
+def test_resting_props_at_extreme_scales_and_offsets(rng, scale, offset):
+    """The same resting props (crates, boxes, drums on a floor) scaled from a micrometre to
+    kilometres and moved 1e8 away: what the batch measures equals the single query (its
+    tolerances are relative to the shapes and their coordinates); where rounding of the
+    coordinates leaves a contact undecided (1e8 times the props' size away) it hands the pair
+    back rather than guess."""
+    def standing(shape, x, y, yaw, bottom):
+        c, s = math.cos(yaw), math.sin(yaw)
+        m = np.eye(4)
+        m[:3, :3] = scale * np.array(((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0)))
+        m[:3, 3] = (scale * x + offset, scale * y + offset, -scale * bottom + offset)
+        return Transformed(shape, m)
+
+    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
+                           for z in (0.0, 0.9)]))
+    props = (crate, Box((0.3, 0.3, 0.3)), Cylinder(0.4, 0.5))
+    bottoms = (0.0, -0.3, -0.5)
+    shapes = [standing(Box((30.0, 30.0, 0.1)), 0.0, 0.0, 0.0, 0.1)]
+    for k in range(60):
+        x, y = rng.uniform(-25, 25, 2)
+        shapes.append(standing(props[k % 3], x, y, rng.uniform(0, 2 * math.pi),
+                               bottoms[k % 3]))
+    pairs = np.array([(0, k) for k in range(1, len(shapes))])
+    sc = batch.screen(PoseTable.from_shapes(shapes), pairs, np.full(len(pairs), 0.05 * scale))
+    assert sc.measured.mean() >= (0.5 if offset / scale > 1e7 else 0.95)
+    for k in np.flatnonzero(sc.measured).tolist():
+        a, b = shapes[pairs[k, 0]], shapes[pairs[k, 1]]
+        single = penetration(a, b)
+        assert sc.depth[k] == pytest.approx(single.depth, abs=1e-10 * scale)
+        np.testing.assert_allclose(sc.normal[k], single.normal, atol=1e-9)
+
+
 def test_batched_epa_hands_over_what_it_cannot_finish(rng):
     shapes = polytope_set(rng, 400)
     pairs = np.arange(400).reshape(-1, 2)
