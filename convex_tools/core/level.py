@@ -247,8 +247,9 @@ class LevelCheck:
     curved overlaps, some touching pairs, distances within rounding of the reach, what the batch
     hands back — are measured by the single queries (``distance``, ``penetration``; a convex
     shape against a triangle mesh by its intrusion, ``_mesh_contact``). A pair's measurement
-    does not depend on how the pairs were split (``jobs``): the batch screens the same chunks in any case, and
-    each single query starts every hull's climb afresh (``reset_warm_starts``).
+    does not depend on how the pairs were split (``jobs``): the batch screens the same chunks
+    in any case, and each single query starts every hull's climb afresh
+    (``reset_warm_starts``).
 
     ``shapes``: world-space shapes; ``names``: one unique name each.
     ``clearance``: the clearance every object needs (None: the rules' default, else 0).
