@@ -916,6 +916,10 @@ def run_to_end(check: LevelCheck, jobs=1, progress=None, should_cancel=None) -> 
 # The check the worker processes measure pairs of (set before they are forked, so that each
 # inherits it with every shape already made; never pickled).
 _WORKER_CHECK = None
+# Set (by the parent) when the check is interrupted or cancelled: workers skip their remaining
+# tasks, so that the pool ends by itself (``Pool.terminate`` can deadlock on the task queue's
+# lock that an idle worker holds while it waits).
+_WORKER_STOP = None
 # Stats a worker counts per task and sends back.
 _WORKER_COUNTS = ("single", "penetrations", "static_pairs", "part_culled")
 
@@ -931,6 +935,8 @@ def _ignore_interrupts():
 
 
 def _work(rows):
+    if _WORKER_STOP.is_set():
+        return 0, [], [0] * len(_WORKER_COUNTS)
     check = _WORKER_CHECK
     before = [getattr(check.stats, name) for name in _WORKER_COUNTS]
     found = check.check_rows(rows)
@@ -939,18 +945,20 @@ def _work(rows):
 
 
 def _run_workers(check, jobs, progress, should_cancel):
-    """Measure the pairs queued for single queries in ``jobs`` forked processes."""
-    global _WORKER_CHECK
+    """Measure the pairs queued for single queries in ``jobs`` forked processes. An interrupt
+    or a cancel (any exception here) stops the workers after their current task: the parent
+    sets ``_WORKER_STOP`` and waits for the pool to empty."""
+    global _WORKER_CHECK, _WORKER_STOP
     t0 = time.perf_counter()
     rows = check._queue[check._queued:]
     tasks = [rows[k:k + PAIRS_PER_TASK] for k in range(0, len(rows), PAIRS_PER_TASK)]
-    _WORKER_CHECK = check
+    context = multiprocessing.get_context("fork")
+    _WORKER_CHECK, _WORKER_STOP = check, context.Event()
     # Objects made so far move to the collector's permanent generation: a worker's collector
     # then never walks them, so the pages holding them stay shared with this process instead
     # of being copied on the first collection (the workers were slower than one process).
     gc.freeze()
-    pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)),
-                                                    initializer=_ignore_interrupts)
+    pool = context.Pool(min(jobs, len(tasks)), initializer=_ignore_interrupts)
     try:
         for count, found, counts in pool.imap_unordered(_work, tasks):
             check.add_findings(found)
@@ -962,12 +970,14 @@ def _run_workers(check, jobs, progress, should_cancel):
                 progress(check.done, check.total)
             if should_cancel is not None and should_cancel():
                 raise CheckCancelled(check.findings)
-        pool.close()
+    except BaseException:
+        _WORKER_STOP.set()
+        raise
     finally:
-        pool.terminate()
+        pool.close()
         pool.join()
         gc.unfreeze()
-        _WORKER_CHECK = None
+        _WORKER_CHECK = _WORKER_STOP = None
         check.stats.times["narrow_phase"] += time.perf_counter() - t0
         check.stats.times["jobs"] = jobs
 
