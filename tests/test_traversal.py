@@ -339,6 +339,23 @@ def test_jobs_give_the_same_result_and_progress_reaches_the_total():
     assert [f.to_dict() for f in one.findings] == [f.to_dict() for f in two.findings]
 
 
+def test_an_interrupt_while_workers_measure_tiles_ends_the_check():
+    # Ctrl-C (here: raised by the progress callback after the first tile) stops the workers
+    # after the tiles in hand and reaches the caller, rather than leaving the pool hanging.
+    lvl = two_rooms(2 * R - 0.01)
+    lvl.shapes[0] = box((0, 0, -0.3), (40.0, 40.0, 0))     # several tiles of cells
+
+    def interrupt(done, total):
+        if done >= 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        lvl.check([(1.0, 2.0, 0.0)], jobs=2, progress=interrupt)
+    # The module is ready for the next check (its workers' state cleared).
+    again = lvl.check([(1.0, 2.0, 0.0)], jobs=2)
+    assert np.array_equal(again.reachable, lvl.check([(1.0, 2.0, 0.0)], jobs=1).reachable)
+
+
 def test_map_image_colours_and_start():
     lvl = two_rooms(2 * R - 0.01)
     res = lvl.check([(1.0, 2.0, 0.0)])

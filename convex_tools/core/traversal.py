@@ -96,7 +96,6 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
-import signal
 import time
 from dataclasses import dataclass
 
@@ -107,7 +106,7 @@ from .broadphase import _expand
 from .compound import Compound, ConcaveShape
 from .hull import Hull
 from .level import (LOW_HEADROOM, NARROW, STEP, UNREACHABLE, Finding, _can_fork,
-                    default_jobs)
+                    _ignore_interrupts, default_jobs)
 from .placement import (B00, C0, C1, C2, HX, HZ, N_PARAMS, OTHER, POLY, LazyShapes, Placed,
                         PoseTable, split_poses)
 from .shapes import (Box, Capsule, ConvexHullOf, Point, Rectangle, Segment, Transformed,
@@ -1013,18 +1012,19 @@ def _points(name, value):
 
 # Tiles run in worker processes see the context as it was when they were forked (never pickled).
 _WORKER_CONTEXT = None
-
-
-def _ignore_interrupts():
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+# Set by the parent when it is interrupted: workers skip their remaining tiles and the pool
+# ends by itself (as ``level``'s workers do: ``Pool.terminate`` can deadlock).
+_WORKER_STOP = None
 
 
 def _work(tile):
+    if _WORKER_STOP.is_set():
+        return None
     return _tile(_WORKER_CONTEXT, *tile)
 
 
 def _run_tiles(ctx, jobs, progress):
-    global _WORKER_CONTEXT
+    global _WORKER_CONTEXT, _WORKER_STOP
     g = ctx.grid
     tiles = [(tx, ty) for ty in range(-(-g.ny // TILE_CELLS))
              for tx in range(-(-g.nx // TILE_CELLS))]
@@ -1038,23 +1038,25 @@ def _run_tiles(ctx, jobs, progress):
             if progress is not None:
                 progress(k + 1, total)
         return out
-    _WORKER_CONTEXT = ctx
+    context = multiprocessing.get_context("fork")
+    _WORKER_CONTEXT, _WORKER_STOP = ctx, context.Event()
     gc.freeze()
-    pool = multiprocessing.get_context("fork").Pool(min(jobs, total),
-                                                    initializer=_ignore_interrupts)
+    pool = context.Pool(min(jobs, total), initializer=_ignore_interrupts)
     try:
         out = []
         for k, result in enumerate(pool.imap(_work, tiles)):
             out.append(result)
             if progress is not None:
                 progress(k + 1, total)
-        pool.close()
         return out
+    except BaseException:
+        _WORKER_STOP.set()
+        raise
     finally:
-        pool.terminate()
+        pool.close()
         pool.join()
         gc.unfreeze()
-        _WORKER_CONTEXT = None
+        _WORKER_CONTEXT = _WORKER_STOP = None
 
 
 def _join(tiles, grid):
