@@ -42,6 +42,7 @@ level always gives the same report, byte for byte, whatever ``jobs``.
 from __future__ import annotations
 
 import fnmatch
+import contextlib
 import gc
 import math
 import multiprocessing
@@ -913,13 +914,10 @@ def run_to_end(check: LevelCheck, jobs=1, progress=None, should_cancel=None) -> 
     return check.findings
 
 
-# The check the worker processes measure pairs of (set before they are forked, so that each
-# inherits it with every shape already made; never pickled).
-_WORKER_CHECK = None
-# Set (by the parent) when the check is interrupted or cancelled: workers skip their remaining
-# tasks, so that the pool ends by itself (``Pool.terminate`` can deadlock on the task queue's
-# lock that an idle worker holds while it waits).
-_WORKER_STOP = None
+# What forked workers run: (work, state, stop), set in the parent before the fork (``forked``),
+# so that each worker inherits the state (a check with every shape made, a traversal context)
+# without pickling it.
+_FORKED = None
 # Stats a worker counts per task and sends back.
 _WORKER_COUNTS = ("single", "penetrations", "static_pairs", "part_culled")
 
@@ -934,10 +932,43 @@ def _ignore_interrupts():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _work(rows):
-    if _WORKER_STOP.is_set():
-        return 0, [], [0] * len(_WORKER_COUNTS)
-    check = _WORKER_CHECK
+def _forked_task(task):
+    work, state, stop = _FORKED
+    return None if stop.is_set() else work(state, task)
+
+
+@contextlib.contextmanager
+def forked(work, state, tasks, jobs, ordered=True):
+    """``work(state, task)`` for every task in ``jobs`` forked worker processes: the results
+    as an iterator (in task order, or as they come with ``ordered=False``), valid inside the
+    ``with``. ``state`` reaches the workers by the fork, never pickled.
+
+    Leaving the ``with`` by an exception (an interrupt, a cancel) stops the workers after the
+    task in hand: a stop event makes them skip the rest, and the pool is closed and joined, not
+    terminated (``Pool.terminate`` can deadlock on the task queue's lock, which an idle worker
+    holds while it waits)."""
+    global _FORKED
+    context = multiprocessing.get_context("fork")
+    stop = context.Event()
+    _FORKED = (work, state, stop)
+    # Objects made so far move to the collector's permanent generation: a worker's collector
+    # then never walks them, so the pages holding them stay shared with this process instead
+    # of being copied on the first collection (the workers were slower than one process).
+    gc.freeze()
+    pool = context.Pool(min(jobs, len(tasks)), initializer=_ignore_interrupts)
+    try:
+        yield (pool.imap if ordered else pool.imap_unordered)(_forked_task, tasks)
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.close()
+        pool.join()
+        gc.unfreeze()
+        _FORKED = None
+
+
+def _work(check, rows):
     before = [getattr(check.stats, name) for name in _WORKER_COUNTS]
     found = check.check_rows(rows)
     counts = [getattr(check.stats, name) - b for name, b in zip(_WORKER_COUNTS, before)]
@@ -945,39 +976,24 @@ def _work(rows):
 
 
 def _run_workers(check, jobs, progress, should_cancel):
-    """Measure the pairs queued for single queries in ``jobs`` forked processes. An interrupt
-    or a cancel (any exception here) stops the workers after their current task: the parent
-    sets ``_WORKER_STOP`` and waits for the pool to empty."""
-    global _WORKER_CHECK, _WORKER_STOP
+    """Measure the pairs queued for single queries in ``jobs`` forked processes (``forked``:
+    an interrupt or a cancel stops them after the task in hand)."""
     t0 = time.perf_counter()
     rows = check._queue[check._queued:]
     tasks = [rows[k:k + PAIRS_PER_TASK] for k in range(0, len(rows), PAIRS_PER_TASK)]
-    context = multiprocessing.get_context("fork")
-    _WORKER_CHECK, _WORKER_STOP = check, context.Event()
-    # Objects made so far move to the collector's permanent generation: a worker's collector
-    # then never walks them, so the pages holding them stay shared with this process instead
-    # of being copied on the first collection (the workers were slower than one process).
-    gc.freeze()
-    pool = context.Pool(min(jobs, len(tasks)), initializer=_ignore_interrupts)
     try:
-        for count, found, counts in pool.imap_unordered(_work, tasks):
-            check.add_findings(found)
-            for name, value in zip(_WORKER_COUNTS, counts):
-                setattr(check.stats, name, getattr(check.stats, name) + value)
-            check.done += count
-            check._queued += count
-            if progress is not None:
-                progress(check.done, check.total)
-            if should_cancel is not None and should_cancel():
-                raise CheckCancelled(check.findings)
-    except BaseException:
-        _WORKER_STOP.set()
-        raise
+        with forked(_work, check, tasks, jobs, ordered=False) as results:
+            for count, found, counts in results:
+                check.add_findings(found)
+                for name, value in zip(_WORKER_COUNTS, counts):
+                    setattr(check.stats, name, getattr(check.stats, name) + value)
+                check.done += count
+                check._queued += count
+                if progress is not None:
+                    progress(check.done, check.total)
+                if should_cancel is not None and should_cancel():
+                    raise CheckCancelled(check.findings)
     finally:
-        pool.close()
-        pool.join()
-        gc.unfreeze()
-        _WORKER_CHECK = _WORKER_STOP = None
         check.stats.times["narrow_phase"] += time.perf_counter() - t0
         check.stats.times["jobs"] = jobs
 

@@ -93,9 +93,8 @@ Layering (docs/ARCHITECTURE.md): level logic, beside ``level``; uses ``placement
 
 from __future__ import annotations
 
-import gc
+import contextlib
 import math
-import multiprocessing
 import time
 from dataclasses import dataclass
 
@@ -106,7 +105,7 @@ from .broadphase import _expand
 from .compound import Compound, ConcaveShape
 from .hull import Hull
 from .level import (LOW_HEADROOM, NARROW, STEP, UNREACHABLE, Finding, _can_fork,
-                    _ignore_interrupts, default_jobs)
+                    default_jobs, forked)
 from .placement import (B00, C0, C1, C2, HX, HZ, N_PARAMS, OTHER, POLY, LazyShapes, Placed,
                         PoseTable, split_poses)
 from .shapes import (Box, Capsule, ConvexHullOf, Point, Rectangle, Segment, Transformed,
@@ -1010,21 +1009,11 @@ def _points(name, value):
     return p
 
 
-# Tiles run in worker processes see the context as it was when they were forked (never pickled).
-_WORKER_CONTEXT = None
-# Set by the parent when it is interrupted: workers skip their remaining tiles and the pool
-# ends by itself (as ``level``'s workers do: ``Pool.terminate`` can deadlock).
-_WORKER_STOP = None
-
-
-def _work(tile):
-    if _WORKER_STOP.is_set():
-        return None
-    return _tile(_WORKER_CONTEXT, *tile)
+def _work(ctx, tile):
+    return _tile(ctx, *tile)
 
 
 def _run_tiles(ctx, jobs, progress):
-    global _WORKER_CONTEXT, _WORKER_STOP
     g = ctx.grid
     tiles = [(tx, ty) for ty in range(-(-g.ny // TILE_CELLS))
              for tx in range(-(-g.nx // TILE_CELLS))]
@@ -1032,31 +1021,16 @@ def _run_tiles(ctx, jobs, progress):
     if progress is not None:
         progress(0, total)
     if jobs == 1 or total == 1 or not _can_fork():
-        out = []
-        for k, tile in enumerate(tiles):
-            out.append(_tile(ctx, *tile))
-            if progress is not None:
-                progress(k + 1, total)
-        return out
-    context = multiprocessing.get_context("fork")
-    _WORKER_CONTEXT, _WORKER_STOP = ctx, context.Event()
-    gc.freeze()
-    pool = context.Pool(min(jobs, total), initializer=_ignore_interrupts)
-    try:
-        out = []
-        for k, result in enumerate(pool.imap(_work, tiles)):
+        tiled = contextlib.nullcontext(_work(ctx, tile) for tile in tiles)
+    else:
+        tiled = forked(_work, ctx, tiles, jobs)
+    out = []
+    with tiled as results:
+        for k, result in enumerate(results):
             out.append(result)
             if progress is not None:
                 progress(k + 1, total)
-        return out
-    except BaseException:
-        _WORKER_STOP.set()
-        raise
-    finally:
-        pool.close()
-        pool.join()
-        gc.unfreeze()
-        _WORKER_CONTEXT = _WORKER_STOP = None
+    return out
 
 
 def _join(tiles, grid):
