@@ -37,8 +37,7 @@ import datetime
 import json
 import math
 
-from .report import (CHECKED, FAILED, TRAVERSAL_KEY_CELL, all_findings,  # noqa: F401
-                     finding_key, refresh_counts)
+from .report import CHECKED, FAILED, all_findings, finding_key, refresh_counts
 
 BASELINE_MARK = "convex_tools_baseline"
 BASELINE_VERSION = 1
