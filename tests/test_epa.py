@@ -319,6 +319,58 @@ def test_initial_point_simplex_at_the_origin_is_touching():
     assert np.dot(a.support(n) - b.support(-n), n) <= 1e-12
 
 
+
+def _octahedron():
+    """EPA's polytope as the unit octahedron: its faces linked across their edges."""
+    W = [(1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0),
+         (0.0, 0.0, 1.0), (0.0, 0.0, -1.0)]
+    triangles = []
+    for x, y, z in itertools.product((0, 1), (2, 3), (4, 5)):
+        # counter-clockwise from outside: x y z in the octants with an even number of minus signs
+        triangles.append((x, y, z) if (x + y + z) % 2 == 0 else (x, z, y))
+    faces = epa._Faces(W)
+    assert faces.tetrahedron(triangles, 0.0)
+    return faces
+
+
+def test_polytope_faces_are_linked_across_every_edge():
+    faces = _octahedron()
+    for fi, g in enumerate(faces.faces):
+        assert g[0] == pytest.approx(1 / math.sqrt(3))
+        for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
+            across = faces.faces[g[7 + e]]
+            assert (q, p) in ((across[4], across[5]), (across[5], across[6]),
+                              (across[6], across[4]))
+
+
+def test_silhouette_of_one_face_is_its_loop_and_the_fan_closes_it():
+    faces = _octahedron()
+    faces.W.append((0.6, 0.6, 0.6))          # beyond the (+, +, +) face only
+    start = next(fi for fi, g in enumerate(faces.faces) if sum(g[1:4]) > 1.5)
+    horizon = faces.silhouette(start, faces.W[-1], 1e-14)
+    assert len(horizon) == 3
+    assert faces.fan(horizon, len(faces.W) - 1, 0.0)
+    living = [fi for fi, alive in enumerate(faces.alive) if alive]
+    assert len(living) == 10
+    for fi in living:                          # still closed: every edge has a living twin
+        g = faces.faces[fi]
+        for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
+            t = g[7 + e]
+            assert faces.alive[t] and (q, p) in ((faces.faces[t][4], faces.faces[t][5]),
+                                                  (faces.faces[t][5], faces.faces[t][6]),
+                                                  (faces.faces[t][6], faces.faces[t][4]))
+
+
+def test_a_removed_region_with_two_boundary_loops_is_refused():
+    # Rounding can leave two opposite faces "not visible" inside a visible belt: the region is
+    # an annulus, its boundary two triangles, and fanning it would not close the polytope.
+    faces = _octahedron()
+    for g in faces.faces:
+        if abs(sum(g[1:4])) > 1.5:            # the (+, +, +) and (−, −, −) faces
+            g[0] = 10.0
+    start = next(fi for fi, g in enumerate(faces.faces) if abs(sum(g[1:4])) < 1.5)
+    assert faces.silhouette(start, (0.0, 0.0, 0.0), -1.0) is None
+
 # --- contact points beside a much larger shape (issue 10, item 1) -----------------------------
 
 BOX_HALF = np.array((0.46, 1.16, 0.97))

@@ -134,9 +134,6 @@ PIERCED = 1e-13
 # least -this (rounding, for an origin on a face).
 HOLDS_ORIGIN_SLACK = 1e-9
 
-# Vertex indices are packed two to an int key for the edge map; this bounds the vertex count.
-_KEY_SHIFT = 20
-
 
 @dataclass
 class EPAResult:
@@ -201,8 +198,6 @@ def run(support_a, support_b, points_a, points_b, max_iterations: int | None = N
     """
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
     max_faces = MAX_FACES if max_faces is None else max_faces
-    if max_iterations + 16 >= 1 << _KEY_SHIFT:
-        raise ValueError(f"max_iterations must be below {(1 << _KEY_SHIFT) - 16}")
     poly = _Polytope(support_a, support_b, points_a, points_b, size)
     if scale > poly.scale:
         poly.scale = scale
@@ -223,9 +218,8 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     faces = hull.faces
     poly.faces, poly.alive = faces, hull.alive
     floor = -ORIGIN_TOLERANCE * poly.scale
-    for i, j, k in _tetrahedron_faces(W, tet):
-        if not hull.fan([(i, j)], k, floor):
-            return _failed(poly)
+    if not hull.tetrahedron(_tetrahedron_faces(W, tet), floor):
+        return _failed(poly)
     best, best_gap, upper = 0, math.inf, math.inf
     lower = faces[0][0]
     local = None        # what the local shape of C allows, decided once at the certificate
@@ -286,18 +280,18 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
 
 
 class _Faces:
-    """EPA's polytope as faces over the vertex list ``W``: ``faces`` ([d, nx, ny, nz, i, j, k]:
-    outward unit normal n, plane n·x = d, counter-clockwise i j k), ``alive`` (a face removed
-    stays in the list, dead), ``edges`` (directed edge i << shift | j -> the face it bounds)
-    and a binary heap of (d, face) for the nearest face (seed 001 Alg. 10, 12)."""
+    """EPA's polytope as faces over the vertex list ``W``: ``faces`` ([d, nx, ny, nz, i, j, k,
+    f_ij, f_jk, f_ki]: outward unit normal n, plane n·x = d, counter-clockwise i j k, and the
+    faces across its edges i→j, j→k, k→i), ``alive`` (a face removed stays in the list, dead)
+    and a binary heap of (d, face) for the nearest face (seed 001 Alg. 10, 12). The faces
+    across a living face's edges are always living (``fan`` re-points the kept ones)."""
 
-    __slots__ = ("W", "faces", "alive", "edges", "heap")
+    __slots__ = ("W", "faces", "alive", "heap")
 
     def __init__(self, W):
         self.W = W
         self.faces = []
         self.alive = []
-        self.edges = {}
         self.heap = []
 
     def pop_nearest(self) -> int:
@@ -320,7 +314,7 @@ class _Faces:
         d, nx, ny, nz = face[0], face[1], face[2], face[3]
         best, best_min = face, min(_projection_coordinates_raw(W, face))
         if best_min >= 0.0:
-            return face
+            return best
         tol = ROUNDING_GAP * scale
         for fi, g in enumerate(self.faces):
             if alive[fi] and abs(g[0] - d) <= tol and \
@@ -330,70 +324,84 @@ class _Faces:
                     best, best_min = (d, nx, ny, nz) + tuple(g[4:7]), m
         return list(best)
 
+    def tetrahedron(self, triangles, floor) -> bool:
+        """The four faces of the initial tetrahedron (``triangles``, counter-clockwise from
+        outside), linked across their edges; False if one is degenerate or inverted."""
+        for i, j, k in triangles:
+            if not self.fan([(i, j, -1)], k, floor):
+                return False
+        across = {}
+        for fi, g in enumerate(self.faces):
+            for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
+                across[p, q] = (fi, e)
+        for g in self.faces:
+            for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
+                g[7 + e] = across[q, p][0]
+        return True
+
     def silhouette(self, start, w, tolerance):
         """Kill every face visible from w connected to ``start``; return the horizon edges
-        (p, q).
+        (p, q, t), t the living face across p→q, or None.
 
         A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only
         edges between visible faces, so the removed region is connected; its boundary edges come
-        back in the orientation of the removed face, ready to be fanned to w.
+        back in the orientation of the removed face, ready to be fanned to w. The removed region
+        must be a disc, its boundary one simple loop (else None).
         """
-        faces, alive, edges = self.faces, self.alive, self.edges
+        faces, alive = self.faces, self.alive
         wx, wy, wz = w
-        shift = _KEY_SHIFT
         alive[start] = False
         stack = [start]
-        removed = [start]
         horizon = []
         while stack:
             g = faces[stack.pop()]
-            for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
-                t = edges[(q << shift) | p]
+            i, j, k = g[4], g[5], g[6]
+            for p, q, t in ((i, j, g[7]), (j, k, g[8]), (k, i, g[9])):
                 if not alive[t]:
                     continue                      # the neighbour is being removed too
                 tf = faces[t]
                 if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
                     alive[t] = False
                     stack.append(t)
-                    removed.append(t)
                 else:
-                    horizon.append((p, q))
-        for fi in removed:
-            g = faces[fi]
-            i, j, k = g[4], g[5], g[6]
-            del edges[(i << shift) | j], edges[(j << shift) | k], edges[(k << shift) | i]
-        # The removed region must be a disc: its boundary one simple loop (else None).
-        after = dict(horizon)
-        if len(after) != len(horizon):
+                    horizon.append((p, q, t))
+        # One loop through every edge: from the first edge's start, the walk comes back there
+        # after exactly as many steps as there are edges (two loops, an annulus, never do).
+        after = {e[0]: e[1] for e in horizon}
+        count = len(horizon)
+        if len(after) != count:
             return None
-        p = horizon[0][0]
-        for _ in range(len(horizon)):
+        start = p = horizon[0][0]
+        for steps in range(1, count + 1):
             p = after.get(p)
             if p is None:
                 return None
-        return horizon if p == horizon[0][0] and len(set(after.values())) == len(horizon) \
-            else None
+            if p == start:
+                return horizon if steps == count else None
+        return None
 
     def fan(self, horizon, wi, floor) -> bool:
-        """Add the faces (p, q, w) for the horizon edges (p, q); False if one would break the
-        polytope.
+        """Add the faces (p, q, w) for the horizon edges (p, q, t); False if one would break
+        the polytope.
 
         Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward
         normal. ``floor`` is the least plane distance a new face may have: the polytope only
         grows, so a face nearer the origin than the one replaced (minus rounding) is an inverted
-        face. The horizon is one simple loop (``silhouette`` checks it), so the new edges (q, w)
-        and (w, p) pair up among the new faces and (p, q) with the face kept on its other side.
+        face. The horizon is one simple loop (``silhouette`` checks it), so the new face on
+        (p, q) has the kept face t across p→q, and across q→w the new face on the horizon edge
+        that starts at q. (A t of -1: the faces are linked afterwards, ``tetrahedron``.)
         """
-        W, faces, alive, edges, heap = self.W, self.faces, self.alive, self.edges, self.heap
+        W, faces, alive, heap = self.W, self.faces, self.alive, self.heap
         wx, wy, wz = W[wi]
-        shift = _KEY_SHIFT
         degenerate = DEGENERATE_SIN2
+        push, sqrt, add = heapq.heappush, math.sqrt, faces.append
         rel = {}
-        for p, _ in horizon:
+        for p, _, _ in horizon:
             x, y, z = W[p]
             x, y, z = x - wx, y - wy, z - wz
             rel[p] = (x, y, z, x * x + y * y + z * z)
-        for p, q in horizon:
+        first = fi = len(faces)
+        for p, q, t in horizon:
             ax, ay, az, aa = rel[p]
             bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
             nx = ay * bz - az * by
@@ -402,24 +410,36 @@ class _Faces:
             nn = nx * nx + ny * ny + nz * nz
             if nn <= degenerate * aa * bb or nn == 0.0:
                 return False                      # w lies on the line of the edge
-            s = 1.0 / math.sqrt(nn)
+            s = 1.0 / sqrt(nn)
             nx, ny, nz = nx * s, ny * s, nz * s
             d = nx * wx + ny * wy + nz * wz
             if d < floor:
                 return False                      # inverted: the polytope would not contain 0
-            fi = len(faces)
-            faces.append([d, nx, ny, nz, p, q, wi])
+            add([d, nx, ny, nz, p, q, wi, t, -1, -1])
             alive.append(True)
-            edges[(p << shift) | q] = fi
-            edges[(q << shift) | wi] = fi
-            edges[(wi << shift) | p] = fi
-            heapq.heappush(heap, (d, fi))
+            push(heap, (d, fi))
+            fi += 1
+        if horizon[0][2] < 0:
+            return True
+        # Link: the kept face t across q→p now borders the new face; consecutive new faces
+        # border each other across q→w / w→q.
+        starting = {}
+        for fi in range(first, len(faces)):
+            g = faces[fi]
+            p, q, tf = g[4], g[5], faces[g[7]]
+            tf[7 if tf[4] == q else 8 if tf[5] == q else 9] = fi
+            starting[p] = fi
+        for fi in range(first, len(faces)):
+            g = faces[fi]
+            h = starting[g[5]]
+            g[8] = h
+            faces[h][9] = fi
         return True
 
 
 def _projection_coordinates_raw(W, face):
     """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
-    d, nx, ny, nz, i, j, k = face
+    d, nx, ny, nz, i, j, k = face[:7]
     return triangle_coordinates(W[i], W[j], W[k], (d * nx, d * ny, d * nz), (nx, ny, nz))
 
 
@@ -439,7 +459,7 @@ def _answer(poly, face, status, iterations, lower, upper, finish, gap=None) -> E
     answer is always a boundary point of C, so translating A by it leaves the shapes touching,
     and it is no deeper than EPA's upper bound.
     """
-    d, nx, ny, nz, i, j, k = face
+    d, nx, ny, nz, i, j, k = face[:7]
     W, A, B = poly.W, poly.A, poly.B
     n = (nx, ny, nz)
     if gap is None:

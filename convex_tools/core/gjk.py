@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import mpr, validation
-from .geometry import COORDINATE_ROUNDING, centre_difference, sub, support_of_difference
+from .geometry import COORDINATE_ROUNDING, centre_difference, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size
 from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
@@ -159,10 +159,14 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     fine = math.inf if size is None else SIZE_RATIO * size
     while calls < max_iterations:
         # Support point of A − B along −v.
-        w, a, b = support_of_difference(support_a, support_b, -vx, -vy, -vz)
+        # (``geometry.support_of_difference``, written out: the loop's commonest call)
+        a = support_a(-vx, -vy, -vz)
+        b = support_b(vx, vy, vz)
+        wx, wy, wz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+        w = (wx, wy, wz)
         calls += 1
-        vw = vx * w[0] + vy * w[1] + vz * w[2]
-        w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+        vw = vx * wx + vy * wy + vz * wz
+        w2 = wx * wx + wy * wy + wz * wz
         if w2 > max_w2:
             max_w2 = w2
             scale = sqrt(w2)
@@ -183,7 +187,9 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             if gap < best_gap and vw > 0.0:
                 # (Only states that separate count: with the origin in C every v·w <= 0, the
                 # gap is no measure of v's quality, and the latest v is the shortest.)
-                best_gap, best = gap, ((vx, vy, vz), tuple(W), tuple(A), tuple(B), lam, vv)
+                # (The lists by reference and their length: W, A and B are only appended to
+                # or replaced by new lists, so their first len(W) items stay this state.)
+                best_gap, best = gap, ((vx, vy, vz), W, A, B, len(W), lam, vv)
             if w in W:                 # a repeated support point: no further progress possible
                 status = Status.REPEATED_SUPPORT
                 break
@@ -221,8 +227,8 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             # On a flat valley of a curved CSO, v can drift sideways at constant |v| and loosen
             # the bounds it had: end on the state whose duality gap was smallest.
             if best is not None:
-                (vx, vy, vz), W, A, B, lam, vv = best
-                W, A, B = list(W), list(A), list(B)
+                (vx, vy, vz), W, A, B, n, lam, vv = best
+                W, A, B = W[:n], A[:n], B[:n]
             else:
                 vv = new_vv
             break
