@@ -502,6 +502,42 @@ def test_level_workers_share_out_the_single_queries(rng, monkeypatch, small_batc
     assert found == check_shapes(shapes, names, clearance=0.2, jobs=1)
 
 
+def test_the_batchs_last_few_pairs_go_to_the_single_queries(rng, monkeypatch, small_batches):
+    """The level check leaves each engine's slow tail to the single queries: more single
+    queries, the same findings as the batch run to the end (to its agreement with them)."""
+    from convex_tools.core import batch_epa
+    from convex_tools.core.level import Stats
+
+    shapes, names = level(rng, 300)
+    tail = Stats()
+    handed = check_shapes(shapes, names, clearance=0.1, stats=tail)
+    monkeypatch.setattr(batch, "HAND_BACK_PAIRS", 0)
+    monkeypatch.setattr(batch_epa, "HAND_BACK_PAIRS", 0)
+    full = Stats()
+    kept = check_shapes(shapes, names, clearance=0.1, stats=full)
+    assert tail.single > full.single and tail.batch_depths < full.batch_depths
+    assert [(f.object_a, f.object_b, f.kind) for f in handed] == \
+        [(f.object_a, f.object_b, f.kind) for f in kept]
+    index = {n: k for k, n in enumerate(names)}
+    for f, g in zip(handed, kept):
+        scale = max(size(shapes[index[f.object_a]]), size(shapes[index[f.object_b]]))
+        assert f.distance == pytest.approx(g.distance, abs=1e-9 * scale)
+
+
+def test_screen_hands_back_only_when_asked(rng):
+    shapes = polytope_set(rng, 400)
+    pairs = np.arange(400).reshape(-1, 2)
+    table = PoseTable.from_shapes(shapes)
+    every = batch.screen(table, pairs, np.zeros(len(pairs)))
+    tail = batch.screen(table, pairs, np.zeros(len(pairs)), hand_back=True)
+    assert every.measured.sum() > tail.measured.sum()
+    # What the hand-back leaves is neither clear, apart nor measured (the single query's).
+    left = every.measured & ~tail.measured
+    assert left.any() and not (tail.clear | tail.apart)[left].any()
+    both = every.measured & tail.measured
+    np.testing.assert_array_equal(every.depth[both], tail.depth[both])
+
+
 def test_jobs_must_be_positive():
     check = LevelCheck([Box((1, 1, 1))], ["A"])
     with pytest.raises(ValueError, match="jobs"):

@@ -86,6 +86,13 @@ CLEAR_SLACK = 1e-8
 # operation long enough that numpy's per-call overhead is small against it.
 CHUNK_PAIRS = 16_384
 
+# ``screen`` hands the pairs still running back to the single queries once no more than this
+# many are left: every pass costs numpy's per-call overhead (~0.5 ms) whatever the number of
+# pairs, and the last few (curved pairs creeping up on their distance) would take ten or twenty
+# more passes where a single query takes ~50 µs each (in the level check's worker processes,
+# in parallel). A fixed count, so that the same level is always split the same way.
+HAND_BACK_PAIRS = 64
+
 # Families whose cores are polytopes: their overlaps get their depth from ``batch_epa``.
 POLYTOPE_FAMILIES = (POLY, HULL)
 
@@ -127,11 +134,13 @@ class BatchDistances:
         return self.code == FALLBACK
 
 
-def run(table: PoseTable, ia, ib, need=None) -> BatchDistances:
+def run(table: PoseTable, ia, ib, need=None, hand_back: int = 0) -> BatchDistances:
     """GJK on every pair (``ia[k]``, ``ib[k]``) of ``table``'s objects.
 
     ``need`` (K,), optional: stop a pair as CLEAR once its distance is certified to be at least
-    ``need`` (see ``CLEAR_SLACK``); without it every pair runs to its distance.
+    ``need`` (see ``CLEAR_SLACK``); without it every pair runs to its distance. ``hand_back``:
+    once no more than this many pairs of a chunk are still running, they end as FALLBACK (the
+    caller's single queries finish them: ``HAND_BACK_PAIRS``); 0, the default, runs all.
     """
     ia = np.asarray(ia, dtype=np.int64)
     ib = np.asarray(ib, dtype=np.int64)
@@ -139,7 +148,7 @@ def run(table: PoseTable, ia, ib, need=None) -> BatchDistances:
     for start in range(0, len(ia), CHUNK_PAIRS):
         stop = min(start + CHUNK_PAIRS, len(ia))
         chunk_need = None if need is None else np.asarray(need, dtype=float)[start:stop]
-        _run_chunk(table, ia[start:stop], ib[start:stop], chunk_need, out, start)
+        _run_chunk(table, ia[start:stop], ib[start:stop], chunk_need, out, start, hand_back)
     return out
 
 
@@ -166,15 +175,18 @@ class Screened:
         self.point_b = np.full((k, 3), np.nan)
 
 
-def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
+def screen(table: PoseTable, pairs, need, depths=True, hand_back=False) -> Screened:
     """Screen the rows of ``pairs`` (P, 2) for the level check: which are certified at least
     ``need`` (P,) apart, which certainly overlap, and (``depths``) the penetration of the
     overlapping or touching pairs whose cores are polytopes (``batch_epa``; rounded shapes get
     their margins added along the normal, as ``penetration`` adds them), or of rounded shapes
-    whose cores are apart (then exact from GJK on the cores: margins − core distance)."""
+    whose cores are apart (then exact from GJK on the cores: margins − core distance).
+    ``hand_back`` (the level check's choice): leave the last few pairs of each engine's run to
+    the single queries (``HAND_BACK_PAIRS``, ``batch_epa.HAND_BACK_PAIRS``) rather than pay many
+    more passes for them; they come back as neither clear, apart nor measured."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     ia, ib = pairs[:, 0], pairs[:, 1]
-    res = run(table, ia, ib, need=need)
+    res = run(table, ia, ib, need=need, hand_back=HAND_BACK_PAIRS if hand_back else 0)
     out = Screened(res)
     if not depths:
         return out
@@ -201,7 +213,8 @@ def screen(table: PoseTable, pairs, need, depths=True) -> Screened:
         if not len(rows):
             continue
         contacts = batch_epa.run(table, ia[rows], ib[rows], res.tet_a[rows], res.tet_b[rows],
-                                 max_calls=calls)
+                                 max_calls=calls,
+                                 hand_back=batch_epa.HAND_BACK_PAIRS if hand_back else 0)
         ok = contacts.code == batch_epa.CONVERGED
         rows, n = rows[ok], contacts.normal[ok]
         margins = (ma + mb)[rows]
@@ -254,7 +267,7 @@ def distances(shapes, pairs, single, table: PoseTable | None = None) -> list:
 
 
 # --- the GJK loop ----------------------------------------------------------------------------
-def _run_chunk(table, ia, ib, need, out, offset):
+def _run_chunk(table, ia, ib, need, out, offset, hand_back=0):
     k = len(ia)
     if k == 0:
         return
@@ -280,7 +293,7 @@ def _run_chunk(table, ia, ib, need, out, offset):
     st.need = None if need is None else need[idx]
     results = _Results(k)
 
-    while len(idx):
+    while len(idx) > hand_back:
         done = _iterate(table, st)
         finished = done != RUNNING
         if finished.any():

@@ -451,7 +451,7 @@ class LevelCheck:
         rows = np.arange(self._screened, min(self._screened + count, len(self.pairs)))
         if self.batched and len(self.pairs) >= MIN_PAIRS_FOR_BATCH:
             reach = self.reach(rows)
-            sc = batch.screen(self.table, self.pairs[rows], reach)
+            sc = batch.screen(self.table, self.pairs[rows], reach, hand_back=True)
             clear, measured = sc.clear, sc.measured
             self._deep[rows[sc.deep]] = True
             # Overlaps the batch measured (polytope cores) need no single query, unless one
