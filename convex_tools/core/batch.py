@@ -50,7 +50,8 @@ polytope cores get their depth from the batched EPA (``batch_epa``), as do curve
 touch on a flat face of C (a drum on a floor), those of rounded shapes whose cores are apart
 exactly from GJK; the level check takes the rest — curved overlaps and contacts, pairs touching
 within rounding that no tetrahedron holds, distances within the slack of a clearance, what the
-batch handed back — to the single queries.
+batch handed back, and (``hand_back``) each engine's last few running pairs, which would cost
+many more passes of numpy's per-call overhead than their single queries — to the single queries.
 
 Layering (docs/ARCHITECTURE.md): uses ``placement``, ``gjk``'s tolerances and ``simplex``'s
 thresholds, ``results``; ``broadphase.query_all`` and ``level`` use it.

@@ -345,8 +345,9 @@ class _Faces:
 
         A face is visible when w lies beyond its plane (n·w > d). The flood fill crosses only
         edges between visible faces, so the removed region is connected; its boundary edges come
-        back in the orientation of the removed face, ready to be fanned to w. The removed region
-        must be a disc, its boundary one simple loop (else None).
+        back in the orientation of the removed face, ready to be fanned to w, in order around
+        the loop (each edge starts where the one before it ends). The removed region must be a
+        disc, its boundary one simple loop (else None).
         """
         faces, alive = self.faces, self.alive
         wx, wy, wz = w
@@ -367,18 +368,19 @@ class _Faces:
                     horizon.append((p, q, t))
         # One loop through every edge: from the first edge's start, the walk comes back there
         # after exactly as many steps as there are edges (two loops, an annulus, never do).
-        after = {e[0]: e[1] for e in horizon}
+        after = {e[0]: e for e in horizon}
         count = len(horizon)
         if len(after) != count:
             return None
-        start = p = horizon[0][0]
-        for steps in range(1, count + 1):
-            p = after.get(p)
-            if p is None:
+        edge = horizon[0]
+        start = edge[0]
+        loop = [edge]
+        for _ in range(count - 1):
+            edge = after.get(edge[1])
+            if edge is None or edge[0] == start:
                 return None
-            if p == start:
-                return horizon if steps == count else None
-        return None
+            loop.append(edge)
+        return loop if edge[1] == start else None
 
     def fan(self, horizon, wi, floor) -> bool:
         """Add the faces (p, q, w) for the horizon edges (p, q, t); False if one would break
@@ -387,23 +389,27 @@ class _Faces:
         Faces are counter-clockwise from outside, so n = (p − w) × (q − w) is the outward
         normal. ``floor`` is the least plane distance a new face may have: the polytope only
         grows, so a face nearer the origin than the one replaced (minus rounding) is an inverted
-        face. The horizon is one simple loop (``silhouette`` checks it), so the new face on
-        (p, q) has the kept face t across p→q, and across q→w the new face on the horizon edge
-        that starts at q. (A t of -1: the faces are linked afterwards, ``tetrahedron``.)
+        face. The horizon is one simple loop in order (``silhouette`` gives it so), so the new
+        face on (p, q) has the kept face t across p→q, and across q→w the next new face. (A t of
+        -1: the faces are linked afterwards, ``tetrahedron``.)
         """
         W, faces, alive, heap = self.W, self.faces, self.alive, self.heap
         wx, wy, wz = W[wi]
         degenerate = DEGENERATE_SIN2
         push, sqrt, add = heapq.heappush, math.sqrt, faces.append
-        rel = {}
-        for p, _, _ in horizon:
-            x, y, z = W[p]
-            x, y, z = x - wx, y - wy, z - wz
-            rel[p] = (x, y, z, x * x + y * y + z * z)
         first = fi = len(faces)
+        p0 = horizon[0][0]
+        x, y, z = W[p0]
+        ax, ay, az = x - wx, y - wy, z - wz
+        aa = ax * ax + ay * ay + az * az
+        a0 = (ax, ay, az, aa)
         for p, q, t in horizon:
-            ax, ay, az, aa = rel[p]
-            bx, by, bz, bb = rel[q] if q in rel else _relative(W[q], wx, wy, wz)
+            if q == p0:
+                bx, by, bz, bb = a0
+            else:
+                x, y, z = W[q]
+                bx, by, bz = x - wx, y - wy, z - wz
+                bb = bx * bx + by * by + bz * bz
             nx = ay * bz - az * by
             ny = az * bx - ax * bz
             nz = ax * by - ay * bx
@@ -415,25 +421,18 @@ class _Faces:
             d = nx * wx + ny * wy + nz * wz
             if d < floor:
                 return False                      # inverted: the polytope would not contain 0
-            add([d, nx, ny, nz, p, q, wi, t, -1, -1])
+            # Across q→w: the next new face; across w→p: the one before (around the loop).
+            add([d, nx, ny, nz, p, q, wi, t, fi + 1, fi - 1])
             alive.append(True)
             push(heap, (d, fi))
+            if t >= 0:
+                tf = faces[t]                     # the kept face across q→p borders it now
+                tf[7 if tf[4] == q else 8 if tf[5] == q else 9] = fi
             fi += 1
-        if horizon[0][2] < 0:
-            return True
-        # Link: the kept face t across q→p now borders the new face; consecutive new faces
-        # border each other across q→w / w→q.
-        starting = {}
-        for fi in range(first, len(faces)):
-            g = faces[fi]
-            p, q, tf = g[4], g[5], faces[g[7]]
-            tf[7 if tf[4] == q else 8 if tf[5] == q else 9] = fi
-            starting[p] = fi
-        for fi in range(first, len(faces)):
-            g = faces[fi]
-            h = starting[g[5]]
-            g[8] = h
-            faces[h][9] = fi
+            ax, ay, az, aa = bx, by, bz, bb
+        if horizon[0][2] >= 0:
+            faces[first][9] = fi - 1              # (the loop closes)
+            faces[fi - 1][8] = first
         return True
 
 
@@ -441,11 +440,6 @@ def _projection_coordinates_raw(W, face):
     """Unclamped, unnormalised barycentric coordinates of d·n in the face's triangle."""
     d, nx, ny, nz, i, j, k = face[:7]
     return triangle_coordinates(W[i], W[j], W[k], (d * nx, d * ny, d * nz), (nx, ny, nz))
-
-
-def _relative(v, wx, wy, wz):
-    x, y, z = v[0] - wx, v[1] - wy, v[2] - wz
-    return x, y, z, x * x + y * y + z * z
 
 
 # --- results --------------------------------------------------------------------------------

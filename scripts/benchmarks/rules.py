@@ -7,8 +7,10 @@ Two levels of N objects (``level.py``'s scattered props at one per 9 m²):
 - *on a floor*: the same props on one static floor, the props must rest (a rules Text kept in
   the file): every prop is a resting pair, the designer's usual case.
 
-Each is saved, then opened and checked in a process of its own (as the command line runs it),
-``REPEATS`` times, by this checkout and, with ``--baseline CHECKOUT``, by that one, alternately.
+Each is built and saved by a process of its own (``_build``: a process still holding the
+3.6 GB scene it built slows every check beside it by 20-25 %, though idle — 2.6-2.8 s against
+2.2 s at 100k here), then opened and checked in a process of its own (as the command line runs
+it), ``REPEATS`` times, by this checkout and, with ``--baseline CHECKOUT``, by that one, alternately.
 Printed: the median check time of each, and this checkout's classification time (support,
 sunk, floating, drops, fixes: ``Stats.times["classify"]``) with its share of the check.
 
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 
 REPEATS = 5
@@ -61,10 +65,7 @@ def _run(args, demo_level):
           f"{'supports':>9} {'lifts':>6} {'drops':>6} {'found':>6}")
     with tempfile.TemporaryDirectory(prefix="convex_rules_bench_") as folder:
         for label, floor in (("scattered", False), ("on a floor", True)):
-            side = demo_level.build_scattered_level(n)
-            if floor:
-                _floor_and_rules(side)
-            path = level._saved(folder, label.replace(" ", "_"))
+            path = _build(folder, label.replace(" ", "_"), n, floor)
             ours, theirs = [], []
             for _ in range(repeats):      # alternately, so that drift hits both alike
                 if baseline:
@@ -84,6 +85,38 @@ def _run(args, demo_level):
           "pairs are measured; share: of this checkout's check; supports: resting pairs; "
           "lifts: touching pairs whose push direction needed a lift test; drops: drop sweeps "
           "of must-rest objects without support")
+
+
+# Builds and saves a level in a process of its own (``_build``).
+_BUILD_CHILD = """
+import sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import bpy
+import convex_tools
+import demo_level
+from benchmarks import rules
+n, floor, path = int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+convex_tools.register()
+side = demo_level.build_scattered_level(n)
+if floor:
+    rules._floor_and_rules(side)
+bpy.ops.wm.save_as_mainfile(filepath=path)
+"""
+
+
+def _build(folder, name, n, floor):
+    """The bench level of ``n`` objects (``floor``: on a floor, with the rules), built and saved
+    as ``name``.blend in ``folder`` by a fresh process: its path."""
+    from benchmarks import level
+
+    path = os.path.join(folder, f"{name}.blend")
+    scripts = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [level.ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    subprocess.run([sys.executable, "-c", _BUILD_CHILD, scripts, level.ROOT, str(n),
+                    "1" if floor else "0", path], check=True, env=env, cwd=folder,
+                   stdout=subprocess.DEVNULL)
+    return path
 
 
 def _floor_and_rules(side):
