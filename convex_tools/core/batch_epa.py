@@ -44,12 +44,13 @@ MAX_ITERATIONS = 40
 # Array sizes per pair: four vertices to start, one per iteration; a closed triangulated polytope
 # of V vertices has 2V − 4 faces (and a fan briefly needs two more slots).
 MAX_VERTICES = 4 + MAX_ITERATIONS
+MAX_FACES = 2 * MAX_VERTICES + 2
+START_VERTICES = 8
+
 # ``batch.screen`` hands the polytopes still growing back to the single EPA once no more than
 # this many are left (as ``batch.HAND_BACK_PAIRS``): a pass costs ~0.4 ms whatever their
 # number, a single EPA on a polytope pair ~150 µs.
 HAND_BACK_PAIRS = 24
-MAX_FACES = 2 * MAX_VERTICES + 2
-START_VERTICES = 8
 
 ROUNDING_GAP = epa.ROUNDING_GAP
 VISIBLE_TOLERANCE = epa.VISIBLE_TOLERANCE

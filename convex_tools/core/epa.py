@@ -314,7 +314,7 @@ class _Faces:
         d, nx, ny, nz = face[0], face[1], face[2], face[3]
         best, best_min = face, min(_projection_coordinates_raw(W, face))
         if best_min >= 0.0:
-            return best
+            return face
         tol = ROUNDING_GAP * scale
         for fi, g in enumerate(self.faces):
             if alive[fi] and abs(g[0] - d) <= tol and \
@@ -325,18 +325,19 @@ class _Faces:
         return list(best)
 
     def tetrahedron(self, triangles, floor) -> bool:
-        """The four faces of the initial tetrahedron (``triangles``, counter-clockwise from
-        outside), linked across their edges; False if one is degenerate or inverted."""
+        """The faces of a closed starting polytope (``triangles``, counter-clockwise from
+        outside: the initial tetrahedron's four), linked across their edges; False if one is
+        degenerate or inverted."""
         for i, j, k in triangles:
             if not self.fan([(i, j, -1)], k, floor):
                 return False
-        across = {}
+        bounding = {}                             # directed edge -> the face it bounds
         for fi, g in enumerate(self.faces):
-            for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
-                across[p, q] = (fi, e)
+            for p, q in ((g[4], g[5]), (g[5], g[6]), (g[6], g[4])):
+                bounding[p, q] = fi
         for g in self.faces:
             for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
-                g[7 + e] = across[q, p][0]
+                g[7 + e] = bounding[q, p]
         return True
 
     def silhouette(self, start, w, tolerance):

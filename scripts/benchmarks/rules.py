@@ -10,7 +10,8 @@ Two levels of N objects (``level.py``'s scattered props at one per 9 m²):
 Each is built and saved by a process of its own (``_build``: a process still holding the
 3.6 GB scene it built slows every check beside it by 20-25 %, though idle — 2.6-2.8 s against
 2.2 s at 100k here), then opened and checked in a process of its own (as the command line runs
-it), ``REPEATS`` times, by this checkout and, with ``--baseline CHECKOUT``, by that one, alternately.
+it), ``REPEATS`` times, by this checkout and, with ``--baseline CHECKOUT``, by that one,
+alternately.
 Printed: the median check time of each, and this checkout's classification time (support,
 sunk, floating, drops, fixes: ``Stats.times["classify"]``) with its share of the check.
 
