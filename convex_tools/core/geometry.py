@@ -101,8 +101,11 @@ def cross(a, b):
 
 
 def triple(a, b, c):
-    """a · (b × c)"""
-    return dot(a, cross(b, c))
+    """a · (b × c) (``dot(a, cross(b, c))`` written out, the same operations in the same order:
+    MPR's portal tests call it several times a step)"""
+    b0, b1, b2 = b
+    c0, c1, c2 = c
+    return a[0] * (b1 * c2 - b2 * c1) + a[1] * (b2 * c0 - b0 * c2) + a[2] * (b0 * c1 - b1 * c0)
 
 
 def tangential2(d, n):
