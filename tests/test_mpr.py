@@ -55,9 +55,43 @@ def test_intersect_overlapping_and_apart():
 
 
 def test_intersect_counts_touching_as_intersecting():
-    # As gjk.intersect does: touching shapes intersect.
-    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.0, 0.3, 0.1)))
-    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.0, 2.0, 2.0)))
+    # As gjk.intersect does: touching shapes intersect. MPR leaves a contact this close to its
+    # boundary to GJK (``INTERSECT_MARGIN``), and the public query says so.
+    for offset in ((2.0, 0.3, 0.1), (2.0, 2.0, 2.0)):
+        other = translated(Box((1, 1, 1)), offset)
+        assert mpr.intersect(Box((1, 1, 1)), other) is None
+        assert core.intersect(Box((1, 1, 1)), other, "mpr")
+
+
+def test_intersect_decides_clear_overlaps_and_gaps_itself():
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (1.9, 0.3, 0.1))) is True
+    assert mpr.intersect(Box((1, 1, 1)), translated(Box((1, 1, 1)), (2.1, 0.3, 0.1))) is False
+
+
+def test_a_small_flat_shape_nearly_touching_a_large_one_is_apart():
+    # A rectangle 1e-5 the size of another, 1e-11 apart: C is 1e-5 thin, and the portal's plane
+    # rounds by about that much; MPR called the pair intersecting (found by Hypothesis,
+    # test_extreme_ratios), GJK decides it now, exactly relative to the small rectangle.
+    import test_extreme_ratios as extreme
+
+    case = extreme.ExtremeCase("rectangle", "rectangle", -5, 0, "nearly touching", 144)
+    gap = core.distance(case.a, case.b).distance
+    assert gap > case.touch
+    assert not core.intersect(case.a, case.b, "mpr")
+    assert not core.intersect(case.b, case.a, "mpr")
+
+
+def test_a_depth_near_touching_is_left_to_epa():
+    # A segment beside a flat cylinder 1e6 times larger, 9e-11 apart: MPR's first pass "hit"
+    # within its portal's rounding and gave a depth (found by Hypothesis, test_extreme_ratios).
+    # So near C's boundary its estimate stands aside, and EPA (from GJK's verdict) answers.
+    import test_extreme_ratios as extreme
+
+    case = extreme.ExtremeCase("segment", "flat cylinder", -6, 0, "nearly touching", 32)
+    assert core.distance(case.a, case.b).distance > case.touch
+    assert penetration(case.a, case.b, "mpr") is None
+    est = mpr.estimate(case.a, case.b)
+    assert est is None or est.status is Status.FAILED
 
 
 def test_intersect_with_coincident_centres():

@@ -82,6 +82,12 @@ MAX_DISCOVERY = 24
 # the size of C beyond the portal (only reached when the origin is that close to the boundary).
 INTERSECT_TOLERANCE = 1e-12
 
+# ... and leaves the verdict to GJK (``intersect`` answers None) when the origin lies within
+# this fraction of the size of C of the boundary, either side: on a C as thin as 1e-5 of its
+# size (a small flat shape beside a large one) the portal's plane rounds by ~1e-11 of that
+# size, and GJK decides such contacts exactly relative to the smaller shape.
+INTERSECT_MARGIN = 1e-8
+
 # Pass 1 only estimates a direction for pass 2 (or the polish): on curved C its portal may stop
 # this far (relative to the size of C) from the boundary. A coarse normal is enough: on the
 # thesis pairs 1e-1 takes 1–3 calls fewer than 1e-2 and its estimates are as deep or shallower
@@ -147,7 +153,7 @@ class _Pass:
     """One portal pass: the vertices (w, point on A, point on B), why it stopped and normal."""
 
     __slots__ = ("status", "portal", "normal", "calls", "hit", "scale", "gap", "support",
-                 "directions")
+                 "directions", "margin")
 
     def __init__(self):
         self.status = Status.ITERATION_LIMIT
@@ -159,6 +165,8 @@ class _Pass:
         self.gap = math.inf       # how far the last support plane lay beyond the portal
         self.support = None       # (w, a, b): the last support point, along ``normal``
         self.directions = None    # the support direction of each portal vertex
+        self.margin = math.inf    # how far the origin lies from the boundary that decided
+        #                           ``hit`` or SEPARATED (``clip``), as far as the pass saw
 
 
 def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, secant=False,
@@ -191,6 +199,7 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
     out.scale = scale
     touch = TOUCHING_TOLERANCE * scale
     if clip and w1x * rx + w1y * ry + w1z * rz < -touch:
+        out.margin = -(w1x * rx + w1y * ry + w1z * rz)
         return _end(out, Status.SEPARATED, 1)
     nx, ny, nz = q1y * rz - q1z * ry, q1z * rx - q1x * rz, q1x * ry - q1y * rx   # q1 × r
     nn = nx * nx + ny * ny + nz * nz
@@ -200,10 +209,12 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
         out.normal = (rx, ry, rz)
         out.directions = (out.normal,)
         out.hit = True
+        out.margin = abs(w1x * rx + w1y * ry + w1z * rz)
         return _end(out, Status.CONVERGED, 1)
     (w2x, w2y, w2z), a2, b2 = support_of_difference(sa, sb, nx, ny, nz)
     d2 = (nx, ny, nz)
     if clip and w2x * nx + w2y * ny + w2z * nz < -touch * math.sqrt(nn):
+        out.margin = -(w2x * nx + w2y * ny + w2z * nz) / math.sqrt(nn)
         return _end(out, Status.SEPARATED, 2)
     q2x, q2y, q2z = w2x - ox, w2y - oy, w2z - oz
     nx, ny, nz = q1y * q2z - q1z * q2y, q1z * q2x - q1x * q2z, q1x * q2y - q1y * q2x  # q1 × q2
@@ -224,6 +235,8 @@ def _portal_pass(sa, sb, v0, r, *, tolerance, clip=False, stop_at_hit=False, sec
         calls += 1
         if clip and q3x * nx + q3y * ny + q3z * nz < \
                 -touch * math.sqrt(nx * nx + ny * ny + nz * nz):
+            out.margin = -(q3x * nx + q3y * ny + q3z * nz) / \
+                math.sqrt(nx * nx + ny * ny + nz * nz)
             return _end(out, Status.SEPARATED, calls)
         q3x, q3y, q3z = q3x - ox, q3y - oy, q3z - oz
         # r·(q1 × q3) > 0: the ray leaves through the side v0 v1 v3, so v3 replaces v2.
@@ -299,6 +312,7 @@ def _refine(sa, sb, v0, r, portal, *, clip, tolerance, stop_at_hit, out, secant=
         plane = nx * (q1[0] + ox) + ny * (q1[1] + oy) + nz * (q1[2] + oz)   # origin below it
         if clip and plane >= -touch:               # portalEncapsulesOrigin
             hit = True
+            out.margin = abs(plane)
             if stop_at_hit:
                 status = Status.INTERSECTING
                 break
@@ -329,11 +343,14 @@ def _refine(sa, sb, v0, r, portal, *, clip, tolerance, stop_at_hit, out, secant=
         support = ((w4x, w4y, w4z), a4, b4), reach - plane
         if clip and not hit and reach < -touch:
             status = Status.SEPARATED              # the support plane excludes the origin
+            out.margin = -reach
             break
         # Until the origin is known to be inside, the boundary test is the strict one: a
         # coarse tolerance must not decide a shallow contact.
         if reach - plane <= (tol if hit or not clip else strict):
             status = Status.CONVERGED              # the portal is on the boundary of C
+            if clip and not hit:
+                out.margin = -plane                # (the origin is beyond it)
             break
         portal = _expand_portal(portal, (w4x - ox, w4y - oy, w4z - oz, a4, b4, normal), r)
     out.portal = [((a[0] - b[0], a[1] - b[1], a[2] - b[2]), a, b) for _, _, _, a, b, _ in portal]
@@ -658,8 +675,9 @@ def ray_pass(sa, sb, r, tolerance=DEPTH_TOLERANCE) -> _Pass:
 
 def intersect(a, b) -> bool | None:
     """True when ``a`` and ``b`` overlap or touch (MPR, seed 001 Alg. 9), False when they are
-    apart, None when MPR cannot decide (the portal search cycled, or C is flat around the ray):
-    ``queries.intersect`` then asks GJK."""
+    apart, None when MPR cannot decide (the portal search cycled, C is flat around the ray, or
+    the origin lies within ``INTERSECT_MARGIN`` of C's boundary): ``queries.intersect`` then
+    asks GJK."""
     a = validation.shape("a", a)
     b = validation.shape("b", b)
     v0 = centre_difference(a, b)
@@ -667,7 +685,8 @@ def intersect(a, b) -> bool | None:
         return True                                  # the origin is the interior point itself
     res = _portal_pass(a.support_xyz, b.support_xyz, v0, (-v0[0], -v0[1], -v0[2]), clip=True,
                        tolerance=INTERSECT_TOLERANCE, stop_at_hit=True)
-    if res.hit or res.status in (Status.SEPARATED, Status.CONVERGED):
+    if (res.hit or res.status in (Status.SEPARATED, Status.CONVERGED)) and \
+            res.margin > INTERSECT_MARGIN * res.scale:
         return res.hit
     return None
 
@@ -811,10 +830,13 @@ def _two_passes(a, b, v0, size=None):
         first = _portal_pass(sa, sb, v0, (-v0[0], -v0[1], -v0[2]), clip=True,
                              tolerance=NORMAL_TOLERANCE if curved else DEPTH_TOLERANCE)
         calls += first.calls
-        if not first.hit:
-            if first.status in (Status.SEPARATED, Status.CONVERGED):
+        marginal = first.margin <= INTERSECT_MARGIN * first.scale
+        if not first.hit or marginal:
+            if first.status in (Status.SEPARATED, Status.CONVERGED) and not marginal:
                 return None
-            # Undecided: no answer rather than a wrong "apart" (``penetration`` asks EPA).
+            # Undecided, or decided within INTERSECT_MARGIN of C's boundary (where the portal's
+            # rounding can be all there is to it): no answer rather than a wrong one either way
+            # (``penetration`` asks EPA, which starts from GJK's exact verdict).
             nan = (math.nan, math.nan, math.nan)
             return Estimate(math.nan, nan, nan, nan, calls, Status.FAILED, nan)
         normal = first.normal
