@@ -201,3 +201,17 @@ def test_a_ray_hits_a_flat_hull_far_from_the_origin_as_it_hits_the_rectangle(see
     assert hit is not None and reference is not None
     assert hit.t == pytest.approx(reference.t, abs=SMALL_TOLERANCE * size
                                   + ROUNDING_ULPS * EPS * float(np.max(np.abs(centre))))
+
+
+# --- found by longer random runs (not derandomized, thousands of examples) -----------------------
+
+def test_a_small_round_box_touching_a_large_one_is_touching():
+    # The cores of two round boxes 1e3 apart in size are apart by about the large one's margin;
+    # GJK stopped on the cores' gap at 1e-10 of that distance, 2.3e-11, twice the small box's
+    # tolerance, and the distance said apart where intersect said touching. The relative
+    # tolerance is now one of the shapes' own distance (the cores' less the margins).
+    case = ExtremeCase("round box", "round box", 3, 0, "touching", 0)
+    gap = distance(case.a, case.b).distance
+    assert gap <= case.touch
+    assert distance(case.b, case.a).distance <= case.touch
+    assert intersect(case.a, case.b)

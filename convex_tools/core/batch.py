@@ -360,7 +360,9 @@ def _iterate(table, st):
         better = later & (vw > st.lower * norm_v)
         st.lower = np.where(better, vw / np.where(better, norm_v, 1.0), st.lower)
         gap = vv - vw
-        converged = later & ((gap <= REL_TOLERANCE * vv)
+        # (relative to the shapes' own distance, |v| less the margins: ``gjk.REL_TOLERANCE``)
+        rel = np.where(st.margins == 0.0, vv, norm_v * np.abs(norm_v - st.margins))
+        converged = later & ((gap <= REL_TOLERANCE * rel)
                              | (gap <= SIZE_TOLERANCE * np.sqrt(st.max_w2) * norm_v))
     if st.need is not None:
         slack = CLEAR_SLACK * (np.sqrt(st.max_w2) + st.reach)

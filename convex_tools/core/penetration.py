@@ -93,7 +93,7 @@ def signed_distance(a, b) -> float:
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b))
+                  size=contact_size(a, b), margins=ma + mb)
     if not res.intersecting and not _uncertified(res):
         d = res.distance
         if d > res.touching():
@@ -116,7 +116,7 @@ def _rounded(a, b, method, calls_before):
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b))
+                  size=contact_size(a, b), margins=ma + mb)
     return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, method, calls_before,
                      shapes=(a, b))
 
@@ -133,7 +133,7 @@ def _mpr_rounded(a, b):
         return mpr.contact(est, ma, mb, _share(a, b))
     calls = 0 if est is None else est.calls
     res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b))
+                  size=contact_size(a, b), margins=ma + mb)
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
                         shapes=(a, b))
     if est is not None and res.intersecting:
