@@ -215,3 +215,15 @@ def test_a_small_round_box_touching_a_large_one_is_touching():
     assert gap <= case.touch
     assert distance(case.b, case.a).distance <= case.touch
     assert intersect(case.a, case.b)
+
+
+def test_mpr_depth_checked_the_other_way_is_exact_relative_to_the_smaller_shape():
+    # A flat hull 1e5 times smaller deep inside a cylinder: MPR's estimate tried the opposite
+    # direction with its plain tolerance (1e-9 of C's size) and kept that boundary point;
+    # translating by it left the shapes overlapping by 1.8e-10, 40 times the small hull's
+    # tolerance. That ray is now cast to the smaller shape's tolerance, as pass 2 is.
+    case = ExtremeCase("flat hull", "cylinder", 5, 0, "concentric", 1)
+    contact = penetration(case.a, case.b, "mpr")
+    moved = Transformed(case.a, rigid(np.eye(3), -contact.depth * np.asarray(contact.normal)))
+    after = penetration(moved, case.b, "epa")
+    assert after is None or after.depth <= case.touch

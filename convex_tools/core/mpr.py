@@ -773,7 +773,8 @@ def estimate(a, b, size=None):
     the other way is shorter, the boundary point along it is taken instead.
     """
     v0 = centre_difference(a, b)
-    est = _two_passes(a, b, v0, contact_size(a, b) if size is None else size)
+    size = contact_size(a, b) if size is None else size
+    est = _two_passes(a, b, v0, size)
     if est is None or est.status is Status.FAILED:
         return est
     nx, ny, nz = -est.normal[0], -est.normal[1], -est.normal[2]
@@ -784,7 +785,9 @@ def estimate(a, b, size=None):
     back = nx * w[0] + ny * w[1] + nz * w[2]
     calls = est.calls + 1
     if back < est.depth:
-        ray = ray_pass(sa, sb, (nx, ny, nz))
+        # (to the smaller shape's tolerance, as pass 2: ``fine_fraction``)
+        tolerance = fine_fraction(DEPTH_TOLERANCE, a.extent()[0] + b.extent()[0], size)
+        ray = ray_pass(sa, sb, (nx, ny, nz), tolerance)
         calls += ray.calls
         if ray.status is Status.CONVERGED and len(ray.portal) == 3:
             other = _nearest_on_portal(ray.portal, ray.normal, calls, Status.CONVERGED)
