@@ -43,8 +43,8 @@ MAX_ITERATIONS = 128
 
 # Stop when |v| − lower bound <= REL_TOLERANCE · |v|: the distance is known to 1e-10 relative.
 # (On the cores of rounded shapes, relative to the distance of the shapes themselves, |v| less
-# their margins: a 1 mm sphere touching a 1 m one with a margin of 0.3 m is not measured to
-# 1e-10 of 0.3 m, 30 µm... 3e-11 m, more than 1e-8 of the small sphere.)
+# their margins: the cores of a 1 mm round box touching a 1 m one lie about the large one's
+# margin apart, 0.3 m say, and 1e-10 of that, 3e-11 m, is more than 1e-8 of the small box.)
 # Polytopes end exactly (a repeated support point) before this matters; curved shapes converge
 # about linearly, and each factor 100 here costs them ~2.5 support calls on the thesis benchmark
 # (ellipsoid pairs: 8.2 calls at 1e-6, 13.4 at 1e-10, 15.9 at 1e-12). Callers may pass their own.
