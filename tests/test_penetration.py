@@ -363,3 +363,26 @@ def test_cores_that_gjk_stalled_on_are_not_taken_as_apart(method, monkeypatch):
     c = penetration(a, b, method)
     assert c.depth > 400.0 or c.status is not Status.CONVERGED
     assert signed_distance(a, b) < -400.0      # (it took the same shortcut)
+
+
+@pytest.mark.parametrize("offset", [(0.3, -0.3, 0.2), (1.05, 0.0, 0.0), (0.0, 0.0, 0.0),
+                                    (0.8, 0.6, 0.0)])
+def test_two_spheres_are_answered_without_running_gjk(offset, monkeypatch):
+    # Two spheres' cores are points: every depth method answers from their centres
+    # (gjk.points_run), the same as the analytic answer, and never runs GJK.
+    def no_gjk(*args, **kwargs):
+        raise AssertionError("GJK ran on two spheres")
+
+    monkeypatch.setattr(gjk, "run", no_gjk)
+    a, b = Sphere(0.6), translated(Sphere(0.5), offset)
+    gap = float(np.linalg.norm(offset)) - 1.1
+    for method in ("epa", "hybrid"):
+        contact = penetration(a, b, method)
+        if gap > 0.0:
+            assert contact is None
+            continue
+        assert contact.depth == pytest.approx(-gap, abs=1e-15)
+        assert contact.status is Status.CONVERGED
+        np.testing.assert_allclose(contact.point_a - contact.point_b,
+                                   contact.depth * contact.normal, atol=1e-15)
+    assert signed_distance(a, b) == pytest.approx(gap, abs=1e-15)

@@ -266,9 +266,22 @@ def undecided(res: GJKRun) -> bool:
     return res.lower_bound <= 0.0 and res.status in _UNDECIDED
 
 
-def _is_point(shape) -> bool:
+def is_point(shape) -> bool:
+    """Whether ``shape`` is a point (a sphere's core), bare or posed."""
     return isinstance(shape, Point) or (isinstance(shape, Transformed)
                                         and isinstance(shape.shape, Point))
+
+
+def points_run(a, b, size=None) -> GJKRun:
+    """What ``run`` ends with on two points ``a`` and ``b`` (``is_point``: the cores of two
+    spheres), without running it: v = a − b, converged (intersecting where they coincide), the
+    points themselves the simplex. Two spheres are the commonest pair of a scene of balls, and
+    GJK would take two support calls to find what one subtraction gives."""
+    pa, pb = a.support_xyz(1.0, 0.0, 0.0), b.support_xyz(1.0, 0.0, 0.0)
+    v = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
+    d = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING, v, [v], [pa], [pb],
+                  [1.0], 1, 1, d, d, size)
 
 
 def _initial_axis(a, b, cache):
@@ -292,14 +305,10 @@ def distance(a, b, cache: SeparationCache | None = None,
     b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    if _is_point(ca) and _is_point(cb):
-        # Two points (sphere cores): GJK would take two support calls to find |pa − pb|;
-        # the answer is immediate, and this pair is the commonest in a scene of spheres.
-        pa, pb = ca.support_xyz(1.0, 0.0, 0.0), cb.support_xyz(1.0, 0.0, 0.0)
-        dx, dy, dz = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
-        d = math.sqrt(dx * dx + dy * dy + dz * dz)
-        res = GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING,
-                     (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]), [], [], [], [], 0, 0)
+    if is_point(ca) and is_point(cb):
+        res = points_run(ca, cb, contact_size(a, b))
+        pa, pb = res.points_a[0], res.points_b[0]
+        d = res.distance
     else:
         res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
                   rel_tolerance=rel_tolerance, size=contact_size(a, b), margins=ma + mb)

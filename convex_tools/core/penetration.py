@@ -71,6 +71,8 @@ def penetration(a, b, method: str = "epa"):
         return _answered_by_epa(penetration(a, b, "epa"), estimate.calls)
     if method == "epa":
         if a.margin > 0.0 or b.margin > 0.0:
+            if gjk.is_point(a.core) and gjk.is_point(b.core):
+                return _rounded(a, b, "epa", 0)     # two spheres: the cores' run decides
             res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
                           size=contact_size(a, b))
             if res.status is Status.SEPARATED:
@@ -92,8 +94,7 @@ def signed_distance(a, b) -> float:
     b = validation.shape("b", b)
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b), margins=ma + mb)
+    res = _core_run(a, b)
     if not res.intersecting and not _uncertified(res):
         d = res.distance
         if d > res.touching():
@@ -103,6 +104,17 @@ def signed_distance(a, b) -> float:
 
 
 # --- pipelines --------------------------------------------------------------------------------
+
+def _core_run(a, b):
+    """GJK's distance run on the cores of rounded ``a`` and ``b`` (``gjk.points_run`` for two
+    spheres' points), its tolerances relative to the smaller shape and to the shapes' own
+    distance (``gjk.run``'s ``size`` and ``margins``)."""
+    ca, cb = a.core, b.core
+    if gjk.is_point(ca) and gjk.is_point(cb):
+        return gjk.points_run(ca, cb, contact_size(a, b))
+    return gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
+                   size=contact_size(a, b), margins=a.margin + b.margin)
+
 
 def _sharp(a, b, method="epa"):
     res = gjk.run(a.support_xyz, b.support_xyz, _axis(a, b), gjk.INTERSECT,
@@ -115,8 +127,7 @@ def _sharp(a, b, method="epa"):
 def _rounded(a, b, method, calls_before):
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b), margins=ma + mb)
+    res = _core_run(a, b)
     return _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, method, calls_before,
                      shapes=(a, b))
 
@@ -132,8 +143,7 @@ def _mpr_rounded(a, b):
     if est is not None and est.status is not Status.FAILED:
         return mpr.contact(est, ma, mb, _share(a, b))
     calls = 0 if est is None else est.calls
-    res = gjk.run(ca.support_xyz, cb.support_xyz, _axis(ca, cb), gjk.DISTANCE,
-                  size=contact_size(a, b), margins=ma + mb)
+    res = _core_run(a, b)
     contact = _from_gjk(ca.support_xyz, cb.support_xyz, res, ma, mb, "mpr", calls,
                         shapes=(a, b))
     if est is not None and res.intersecting:
