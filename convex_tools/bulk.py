@@ -28,9 +28,16 @@ def enum_identifiers(struct, prop) -> dict:
             for item in struct.bl_rna.properties[prop].enum_items}
 
 
+def session_uids(objects) -> np.ndarray:
+    """The ``session_uid`` of every object of ``objects`` (a ``bpy_prop_collection`` of
+    objects), read in bulk."""
+    uids = np.empty(len(objects), dtype=np.int64)
+    objects.foreach_get("session_uid", uids)
+    return uids
+
+
 class ObjectTable:
-    """The objects of ``objects`` (a ``bpy_prop_collection`` of objects; default
-    ``bpy.data.objects``), read in bulk.
+    """The objects of ``bpy.data.objects``, read in bulk.
 
     ``objects``, ``names`` and ``types`` (identifiers such as 'MESH') are lists in the
     collection's order; ``row`` maps a name to its position (names two objects share, as a
@@ -39,11 +46,10 @@ class ObjectTable:
     world matrices (made after the depsgraph is evaluated, they are the evaluated ones), all as
     they were when the table was made."""
 
-    def __init__(self, objects=None):
-        self.collection = bpy.data.objects if objects is None else objects
+    def __init__(self):
+        self.collection = bpy.data.objects
         self.objects = list(self.collection)
-        self.names = [o.name for o in self.objects] if objects is not None \
-            else self.collection.keys()
+        self.names = self.collection.keys()
         self.row = {name: k for k, name in enumerate(self.names)}
         if len(self.row) < len(self.names):
             # Two objects of one name (one linked from a library): neither is looked up by
@@ -67,8 +73,7 @@ class ObjectTable:
         self.collection.foreach_get("matrix_world", buffer)
         # (Blender's matrices are column-major: element [i, j] is at 4 j + i.)
         self.matrices = buffer.reshape(-1, 4, 4).transpose(0, 2, 1).astype(float)
-        uids = np.empty(n, dtype=np.int64)
-        self.collection.foreach_get("session_uid", uids)
+        uids = session_uids(self.collection)
         self._uid_order = np.argsort(uids, kind="stable")
         self._uids = uids[self._uid_order]      # sorted (``rows_of``)
 
@@ -92,8 +97,7 @@ class ObjectTable:
         """Positions in the table of the objects of ``members`` (a ``bpy_prop_collection`` of
         objects, e.g. a collection's ``objects``), read in bulk by their ``session_uid``;
         those not in the table are left out."""
-        wanted = np.empty(len(members), dtype=np.int64)
-        members.foreach_get("session_uid", wanted)
+        wanted = session_uids(members)
         at = np.minimum(np.searchsorted(self._uids, wanted), max(len(self._uids) - 1, 0))
         found = self._uids[at] == wanted if len(self._uids) else np.zeros(len(wanted), bool)
         return self._uid_order[at[found]]

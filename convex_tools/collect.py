@@ -71,7 +71,7 @@ import bpy
 import numpy as np
 
 from . import instances
-from .bulk import ObjectTable, matrices_of_bytes, matrix_bytes
+from .bulk import ObjectTable, matrices_of_bytes, matrix_bytes, session_uids
 from .objects import GEOMETRY_TYPES, resolve_object
 
 __all__ = ["Entry", "Collected", "collect_entries", "INSTANCE_LABEL"]
@@ -636,10 +636,7 @@ class _Visibility:
         if self._members is None:
             self._members = {}
             for key in self._collection_reasons():
-                objects = self._by_pointer[key].objects
-                uids = np.empty(len(objects), dtype=np.int64)
-                objects.foreach_get("session_uid", uids)
-                for uid in uids.tolist():
+                for uid in session_uids(self._by_pointer[key].objects).tolist():
                     self._members.setdefault(uid, []).append(key)
         return self._members
 
@@ -711,9 +708,7 @@ class _CollectionParents:
                 name = coll.name
                 for child in coll.children.keys():
                     parents.setdefault(child, []).append(name)
-                members = np.empty(len(coll.objects), dtype=np.int64)
-                coll.objects.foreach_get("session_uid", members)
-                for uid in members.tolist():
+                for uid in session_uids(coll.objects).tolist():
                     holders.setdefault(uid, []).append(name)
             self._parents = parents
             self._holders = {uid: tuple(names) for uid, names in holders.items()}

@@ -333,14 +333,21 @@ def _octahedron():
     return faces
 
 
+def _assert_linked(faces, fi):
+    """Face ``fi``'s every edge p→q has across it a living face with the edge q→p."""
+    g = faces.faces[fi]
+    for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
+        t = g[7 + e]
+        across = faces.faces[t]
+        assert faces.alive[t] and (q, p) in ((across[4], across[5]), (across[5], across[6]),
+                                             (across[6], across[4]))
+
+
 def test_polytope_faces_are_linked_across_every_edge():
     faces = _octahedron()
     for fi, g in enumerate(faces.faces):
         assert g[0] == pytest.approx(1 / math.sqrt(3))
-        for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
-            across = faces.faces[g[7 + e]]
-            assert (q, p) in ((across[4], across[5]), (across[5], across[6]),
-                              (across[6], across[4]))
+        _assert_linked(faces, fi)
 
 
 def test_silhouette_of_one_face_is_its_loop_and_the_fan_closes_it():
@@ -353,12 +360,7 @@ def test_silhouette_of_one_face_is_its_loop_and_the_fan_closes_it():
     living = [fi for fi, alive in enumerate(faces.alive) if alive]
     assert len(living) == 10
     for fi in living:                          # still closed: every edge has a living twin
-        g = faces.faces[fi]
-        for e, (p, q) in enumerate(((g[4], g[5]), (g[5], g[6]), (g[6], g[4]))):
-            t = g[7 + e]
-            assert faces.alive[t] and (q, p) in ((faces.faces[t][4], faces.faces[t][5]),
-                                                  (faces.faces[t][5], faces.faces[t][6]),
-                                                  (faces.faces[t][6], faces.faces[t][4]))
+        _assert_linked(faces, fi)
 
 
 def test_a_removed_region_with_two_boundary_loops_is_refused():

@@ -366,7 +366,7 @@ def test_cores_that_gjk_stalled_on_are_not_taken_as_apart(method, monkeypatch):
 
 
 @pytest.mark.parametrize("offset", [(0.3, -0.3, 0.2), (1.05, 0.0, 0.0), (0.0, 0.0, 0.0),
-                                    (0.8, 0.6, 0.0)])
+                                    (0.8, 0.6, 0.0), (1.2, 0.5, 0.0)])
 def test_two_spheres_are_answered_without_running_gjk(offset, monkeypatch):
     # Two spheres' cores are points: every depth method answers from their centres
     # (gjk.points_run), the same as the analytic answer, and never runs GJK.

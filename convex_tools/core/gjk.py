@@ -272,14 +272,19 @@ def is_point(shape) -> bool:
                                         and isinstance(shape.shape, Point))
 
 
+def _point_pair(a, b):
+    """(a, b, v = a − b, |v|) of two points (``is_point``): GJK's answer on them."""
+    pa, pb = a.support_xyz(1.0, 0.0, 0.0), b.support_xyz(1.0, 0.0, 0.0)
+    v = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
+    return pa, pb, v, math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+
+
 def points_run(a, b, size=None) -> GJKRun:
     """What ``run`` ends with on two points ``a`` and ``b`` (``is_point``: the cores of two
     spheres), without running it: v = a − b, converged (intersecting where they coincide), the
     points themselves the simplex. Two spheres are the commonest pair of a scene of balls, and
     GJK would take two support calls to find what one subtraction gives."""
-    pa, pb = a.support_xyz(1.0, 0.0, 0.0), b.support_xyz(1.0, 0.0, 0.0)
-    v = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
-    d = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    pa, pb, v, d = _point_pair(a, b)
     return GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING, v, [v], [pa], [pb],
                   [1.0], 1, 1, d, d, size)
 
@@ -306,14 +311,11 @@ def distance(a, b, cache: SeparationCache | None = None,
     ma, mb = a.margin, b.margin
     ca, cb = a.core, b.core
     if is_point(ca) and is_point(cb):
-        # Two points (sphere cores): their difference is GJK's answer (``points_run``, written
-        # out here: this pair is the commonest in a scene of spheres, and the distance needs
-        # none of the run's simplex).
-        pa, pb = ca.support_xyz(1.0, 0.0, 0.0), cb.support_xyz(1.0, 0.0, 0.0)
-        dx, dy, dz = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
-        d = math.sqrt(dx * dx + dy * dy + dz * dz)
-        res = GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING, (dx, dy, dz), [], [],
-                     [], [], 0, 0)
+        # Two points (sphere cores): their difference is GJK's answer (the distance needs none
+        # of ``points_run``'s simplex: this pair is the commonest in a scene of spheres).
+        pa, pb, v, d = _point_pair(ca, cb)
+        res = GJKRun(Status.CONVERGED if d > 0.0 else Status.INTERSECTING, v, [], [], [], [],
+                     0, 0)
     else:
         res = run(ca.support_xyz, cb.support_xyz, _initial_axis(ca, cb, cache),
                   rel_tolerance=rel_tolerance, size=contact_size(a, b), margins=ma + mb)

@@ -4,10 +4,10 @@ coal (``pip install coal``) and numpy >= 2, never convex_tools.
     PEER_PYTHON _peer_coal.py level INPUT.npz OUTPUT.json [tight]
     PEER_PYTHON _peer_coal.py single INPUT.npz OUTPUT.json
 
-The inputs are written by ``peers.py`` (``peers.describe``): per object a shape kind, up to
+The inputs are written by ``peers.py`` (``_peer_shapes.describe``): per object a shape kind, up to
 three parameters in our conventions (half extents, radius, half height), a 4x4 world matrix and,
 for hulls, vertices and outward triangles. Only objects coal represents exactly are exported
-(``peers.coal_exact``): the linear part of a primitive's matrix is a rotation times a scale
+(``_peer_shapes.coal_exact``): the linear part of a primitive's matrix is a rotation times a scale
 along the shape's axes (uniform across the axis for round shapes), so a shape here is coal's
 primitive with scaled sizes; a hull is a ``coal.Convex`` of its vertices under the whole linear
 part. Conventions checked against coal 3.0.3: ``Box(x, y, z)`` full sizes, ``Capsule`` and
@@ -29,8 +29,9 @@ import numpy as np
 
 import coal
 
-# Shape kinds of the input files (``peers.KINDS``, in this order).
-BOX, SPHERE, ELLIPSOID, CAPSULE, CYLINDER, CONE, HULL = range(7)
+# Shape kinds of the input files (``_peer_shapes``: numpy only, no convex_tools, so this
+# environment imports it too).
+from _peer_shapes import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, HULL, SPHERE  # noqa: E402
 # coal's GJK tolerance for the untimed answers the agreement check reads (its default, 1e-6,
 # bounds the timed queries' error; ours stop near 1e-9 relative on curved pairs), and its EPA
 # tolerance there (at 1e-10 its EPA fails on one hull-cylinder pair of the 10k level).
@@ -179,7 +180,7 @@ def single(data):
         result = coal.CollisionResult()
         times, depths = [], []
         for ma, mb in zip(data[name + "_deep_a"], data[name + "_deep_b"]):
-            ta, tb = _transform(a, ma), _transform(b, mb)
+            ta, tb = _transform(ma), _transform(mb)
             result.clear()
             t0 = time.perf_counter()
             hit = coal.collide(geom_a, ta, geom_b, tb, request, result)
@@ -189,7 +190,7 @@ def single(data):
         dresult = coal.DistanceResult()
         dtimes, distances = [], []
         for ma, mb in zip(data[name + "_apart_a"], data[name + "_apart_b"]):
-            ta, tb = _transform(a, ma), _transform(b, mb)
+            ta, tb = _transform(ma), _transform(mb)
             t0 = time.perf_counter()
             d = coal.distance(geom_a, ta, geom_b, tb, drequest, dresult)
             dtimes.append(time.perf_counter() - t0)
@@ -212,13 +213,13 @@ def _tight_answers(data, name, a, b, geom_a, geom_b):
     depths, normals = [], []
     for ma, mb in zip(data[name + "_deep_a"], data[name + "_deep_b"]):
         result.clear()
-        hit = coal.collide(geom_a, _transform(a, ma), geom_b, _transform(b, mb), request, result)
+        hit = coal.collide(geom_a, _transform(ma), geom_b, _transform(mb), request, result)
         depths.append(-_answer(result.getContact(0).penetration_depth) if hit else None)
         normals.append([float(v) for v in result.getContact(0).normal] if hit else None)
     drequest = coal.DistanceRequest()
     drequest.gjk_tolerance = TIGHT
     dresult = coal.DistanceResult()
-    distances = [float(coal.distance(geom_a, _transform(a, ma), geom_b, _transform(b, mb),
+    distances = [float(coal.distance(geom_a, _transform(ma), geom_b, _transform(mb),
                                      drequest, dresult))
                  for ma, mb in zip(data[name + "_apart_a"], data[name + "_apart_b"])]
     return {"tight_depths": depths, "tight_normals": normals, "tight_distances": distances}
@@ -232,7 +233,7 @@ def _local(desc):
     return geometry(int(desc["kind"]), desc["params"], np.eye(4), hull)[0]
 
 
-def _transform(desc, matrix):
+def _transform(matrix):
     return coal.Transform3s(matrix[:3, :3].copy(), matrix[:3, 3].copy())
 
 

@@ -72,9 +72,7 @@ def _check_once(path, batched=True, jobs=1, root=None):
     concave objects)."""
     with tempfile.TemporaryDirectory(prefix="convex_level_run_") as folder:
         out = os.path.join(folder, "result.pickle")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            [root or ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                              if p and p != ROOT]))
+        env = child_env(root)
         # (run from the temporary folder: ``python -c`` puts the working folder first on the
         # path, which would import this checkout's code for the baseline too)
         subprocess.run([sys.executable, "-c", _CHILD, path, repr(batched), repr(jobs), out,
@@ -85,6 +83,13 @@ def _check_once(path, batched=True, jobs=1, root=None):
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def child_env(root=None):
+    """The environment of a child process that imports ``root``'s code (default: this
+    checkout's): that checkout first on PYTHONPATH, this one not at all unless it is ``root``."""
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != ROOT]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([root or ROOT] + rest))
 
 # The check in a process of its own (``_check_once``).
 _CHILD = """

@@ -181,8 +181,9 @@ np.savez(out, pairs=np.sort(pairs[both], axis=1), clearance=np.array(clearance),
 def export_level(n, path):
     """Build the scattered level of ``n`` objects (bpy, in a child process) and write its
     exportable objects and candidate pairs to ``path``; a summary dict."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    from benchmarks.level import child_env
+
+    env = child_env()
     with tempfile.TemporaryDirectory(prefix="convex_peers_export_") as folder:
         subprocess.run([sys.executable, "-c", _EXPORT_CHILD, str(n), path, SCRIPTS, HERE,
                         repr(CLEARANCE)], check=True, env=env, cwd=folder,

@@ -112,8 +112,7 @@ def _build(folder, name, n, floor):
 
     path = os.path.join(folder, f"{name}.blend")
     scripts = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [level.ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env = level.child_env()
     subprocess.run([sys.executable, "-c", _BUILD_CHILD, scripts, level.ROOT, str(n),
                     "1" if floor else "0", path], check=True, env=env, cwd=folder,
                    stdout=subprocess.DEVNULL)
