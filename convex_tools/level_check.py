@@ -40,7 +40,8 @@ from .core import level as core_level
 from .core.level import (FLOATING, OVERLAP, SUNK, TOO_CLOSE, TOUCH_TOLERANCE, TRAVERSAL_KINDS,
                          CheckCancelled, Finding, LevelCheck, Stats, report_csv, report_json,
                          report_table)
-from .core.placement import LazyShapes, Placed, PoseTable, split_poses, world_aabbs
+from .core.placement import (LazyShapes, Placed, PoseTable, group_positions, split_poses,
+                             world_aabbs)
 from .core.rules import EntryInfo, Rules, RulesError
 from .core.units import Units
 from .core.shapes import Transformed
@@ -324,11 +325,8 @@ class LevelRun:
         if len(others):
             local_others, index_others, matrices[others] = split_poses(
                 [shapes[k] for k in others.tolist()])
-            order = np.argsort(index_others, kind="stable")
-            starts = np.flatnonzero(np.r_[True, np.diff(index_others[order]) != 0])
-            for u, members in zip(index_others[order[starts]].tolist(),
-                                  np.split(others[order], starts[1:])):
-                meet(local_others[u], members)
+            for u, positions in group_positions(index_others):
+                meet(local_others[u], others[positions])
         index = np.empty(n, dtype=np.int64)
         locals_ = []
         for _, inner, members in sorted(first.values(), key=lambda item: item[0]):

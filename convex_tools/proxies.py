@@ -614,14 +614,11 @@ def _maybe_marked(names, types, objects) -> list:
     joined = "\0".join(names)
     lowered = joined.lower()
     hits = set()
-    if len(lowered) == len(joined):       # (a name whose lower case is longer: read them all)
+    if len(lowered) == len(joined):
         positions = [m.start() for m in _GODOT_LETTERS.finditer(lowered)]
-    else:
-        positions = None
-    if positions is None:
-        hits.update(k for k, n in enumerate(names) if _GODOT_LETTERS.search(n.lower()))
-    else:
         hits.update(np.searchsorted(starts, positions, side="right") - 1)
+    else:                                 # (a name whose lower case is longer: read them all)
+        hits.update(k for k, n in enumerate(names) if _GODOT_LETTERS.search(n.lower()))
     ends = [m.end() - 1 for m in _FOURTH_UNDERSCORE.finditer(joined)]
     hits.update(np.searchsorted(starts, ends, side="right") - 1)
     meshes = [m for m in _mesh_names() if _GODOT_LETTERS.search(m.lower())]

@@ -237,7 +237,7 @@ class PoseTable:
         product and an argmax over its rows."""
         sx, sy, sz = np.empty_like(lx), np.empty_like(lx), np.empty_like(lx)
         local = np.stack((lx, ly, lz), axis=1)
-        for h, rows in _by_hull(hull_ids):
+        for h, rows in group_positions(hull_ids):
             best = (local[rows] @ self._hull_t[h]).argmax(axis=1)
             vertices = self.hulls[h][best]
             sx[rows], sy[rows], sz[rows] = vertices[:, 0], vertices[:, 1], vertices[:, 2]
@@ -272,7 +272,7 @@ class PoseTable:
         """Exact boxes of hull instances from their vertices: along axis i the extremes of
         row_i · v over the vertices v, for every instance of a hull in one (V, 3) × (3, 3k)
         matrix product."""
-        for h, members in _by_hull(self.hull_index[objects]):
+        for h, members in group_positions(self.hull_index[objects]):
             verts = self.hulls[h]
             chunk = max(1, AABB_CHUNK_POINTS // max(1, len(verts)))
             for s in range(0, len(members), chunk):
@@ -310,12 +310,13 @@ def split_poses(shapes):
     return locals_, np.asarray(index, dtype=np.int64), stack
 
 
-def _by_hull(hull_ids):
-    """(hull, positions) for each distinct hull of ``hull_ids``: where its instances are."""
-    if len(hull_ids) == 0:
+def group_positions(values):
+    """(value, positions) for each distinct value of the integer array ``values`` (a hull
+    index, a local shape's): where it occurs, in increasing order of the values."""
+    if len(values) == 0:
         return
-    order = np.argsort(hull_ids, kind="stable")
-    ids = hull_ids[order]
+    order = np.argsort(values, kind="stable")
+    ids = values[order]
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
     stops = np.r_[starts[1:], len(ids)]
     for start, stop in zip(starts.tolist(), stops.tolist()):
