@@ -25,10 +25,12 @@ Outside the supported range the constructors and queries raise a ValueError nami
 and the range. Points are measured against their shapes with GJK from the point: its lower
 bound v·w/|v| (the shape lies beyond the plane through the support point w) certifies how far
 a point is at least outside, whatever GJK's own precision. Distances and depths after a
-translation are measured both ways (GJK's certified lower bound when apart, the least of EPA's
-and MPR's depths when overlapping). The tolerances are relative to the smaller shape where the
-contract is (contact points), to the larger where the answer is a property of both (depth,
-distance), plus the rounding of the coordinates (~1e-16 of their magnitude, allowed 3e-14).
+translation are measured both ways: GJK's certified lower bound when apart, and when overlapping
+an upper bound no failed measurement can spoil (``overlap_at_most``: EPA's or MPR's depth where
+CONVERGED, else how far A − B reaches along a normal, or where the answer's own ray leaves it).
+The tolerances are relative to the smaller shape where the contract is (contact points), to the
+larger where the answer is a property of both (depth, distance), plus the rounding of the
+coordinates (~1e-16 of their magnitude, allowed 3e-14).
 
 Hypothesis draws the examples (fixed in CI, ``CI=true``): the whole module runs in seconds.
 """
@@ -204,18 +206,84 @@ def assert_on(case, shape, point, what):
 
 
 def overlap(a, b):
-    """How deeply a and b overlap (0 if apart) at most: the least of EPA's and MPR's depths,
-    both boundary points of A − B, so no shallower than the true depth."""
+    """How deeply a and b overlap (0 if apart) as EPA and MPR measure it: the least of their
+    depths, both boundary points of A − B when verified."""
     depths = [c.depth for c in (penetration(a, b, "epa"), penetration(a, b, "mpr"))
               if c is not None]
     return min(depths) if len(depths) == 2 else 0.0
 
 
-def assert_touching(case, a, b, what, slack=0.0):
+def reach(a, b, u):
+    """How far A − B reaches beyond the origin along unit u: h(u) = max a·u − min b·u, from one
+    support call on each shape. Whenever the shapes overlap, their depth is at most this (the
+    depth is the least h over all directions)."""
+    u = np.asarray(u, dtype=float)
+    a, b = validation.shape("a", a), validation.shape("b", b)
+    return float(np.dot(a.support(u), u) - np.dot(b.support(-u), u))
+
+
+def overlap_at_most(a, b, normals=(), target=None):
+    """A certified upper bound on how deeply a and b overlap (0 if apart): the depth of EPA or
+    MPR where CONVERGED, else how far A − B reaches along their normals and along ``normals``
+    (each such reach bounds the depth from above whatever the status of the answer it came from,
+    so a measurement that failed cannot fail the check it serves). Above ``target``, the
+    distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``)."""
+    contacts = (penetration(a, b, "epa"), penetration(a, b, "mpr"))
+    if any(c is None for c in contacts):
+        return 0.0
+    bounds = [c.depth for c in contacts if c.status is Status.CONVERGED]
+    starts = [np.asarray(n, dtype=float) for n in normals] + [c.normal for c in contacts]
+    for u in starts:
+        bounds.append(max(reach(a, b, u), 0.0))
+    if target is not None and normals and min(bounds) > target:
+        bounds.append(exit_at_most(a, b, starts[0], starts))
+    return min(bounds)
+
+
+# Directions ``exit_at_most`` tries before giving up (each one support call on each shape).
+EXIT_SEARCH_CALLS = 2000
+
+
+def exit_at_most(a, b, r, starts):
+    """An upper bound on where the ray t·r from the origin leaves A − B (0 if the origin is
+    outside): min h(u) / (u·r) over the directions u tried, each a supporting plane the ray
+    meets. A compass search from ``starts`` over the unit sphere, its step halved when no
+    direction improves. The depth of a and b is no more than this; unlike the reach along one
+    normal, it converges where A − B is folded (a thin flat shape's rim), whose least reach
+    lies in a kinked valley a compass search creeps along."""
+    r = np.asarray(r, dtype=float) / np.linalg.norm(r)
+
+    def along(u):
+        ru = float(u @ r)
+        return reach(a, b, u) / ru if ru > 0.0 else math.inf
+
+    best, u = min((along(s / np.linalg.norm(s)), tuple(s / np.linalg.norm(s))) for s in starts)
+    u = np.asarray(u)
+    step, calls, first = 1e-2, len(starts), 0
+    while step > 1e-15 and calls < EXIT_SEARCH_CALLS and best > 0.0:
+        t1 = np.cross(u, (1.0, 0.0, 0.0) if abs(u[0]) < 0.6 else (0.0, 1.0, 0.0))
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(u, t1)
+        for k in range(16):
+            angle = (first + k) % 16 * (np.pi / 8)
+            v = u + step * (math.cos(angle) * t1 + math.sin(angle) * t2)
+            v /= np.linalg.norm(v)
+            value = along(v)
+            calls += 1
+            if value < best:
+                # Down a valley: the same way first next time, with a longer step.
+                best, u, first, step = value, v, (first + k) % 16, 2.0 * step
+                break
+        else:
+            step *= 0.25
+    return max(best, 0.0)
+
+
+def assert_touching(case, a, b, what, slack=0.0, normals=()):
     gap = separation(a, b)
     assert gap <= case.touch + slack, f"{what}: apart by {gap:.3g}"
     if gap == 0.0:
-        depth = overlap(a, b)
+        depth = overlap_at_most(a, b, normals, target=case.touch + slack)
         assert depth <= case.touch + slack, f"{what}: overlapping by {depth:.3g}"
 
 
@@ -270,7 +338,8 @@ def check_contact(case, c, method):
         return          # the status says the answer is not exact; the basics above still hold
     assert_on(case, a, c.point_a, f"{method} point_a")
     assert_on(case, b, c.point_b, f"{method} point_b")
-    assert_touching(case, translated(a, -c.depth * c.normal), b, f"{method} translated")
+    assert_touching(case, translated(a, -c.depth * c.normal), b, f"{method} translated",
+                    normals=[c.normal])
 
 
 def check_penetration(case, r, gap):
@@ -279,7 +348,7 @@ def check_penetration(case, r, gap):
         if c is None:
             # Apart (or touching within rounding): distance agrees.
             if gap == 0.0:
-                assert overlap(case.a, case.b) <= case.touch
+                assert overlap_at_most(case.a, case.b) <= case.touch
             continue
         assert gap <= case.touch, f"{method}: overlap but apart"
         check_contact(case, c, method)
@@ -345,7 +414,7 @@ def check_ray(case):
         segment = ConvexHullOf(translated(Point(), origin),
                                translated(Point(), origin + end * direction))
         if separation(a, segment) == 0.0:
-            assert overlap(a, segment) <= case.touch, "the ray missed the shape it crosses"
+            assert overlap_at_most(a, segment) <= case.touch, "the ray missed the shape it crosses"
         return
     assert_finite(hit.t, hit.point, hit.normal)
     assert 0.0 <= hit.t <= max_t
@@ -375,7 +444,7 @@ def check_sweep(case):
     slack = SIZE_TOLERANCE * float(np.linalg.norm(motion))
     if hit is None:
         if separation(swept, b) == 0.0:
-            assert overlap(swept, b) <= case.touch + slack, "the sweep missed a contact"
+            assert overlap_at_most(swept, b) <= case.touch + slack, "the sweep missed a contact"
         return
     assert_finite(hit.t, hit.point, hit.normal)
     assert 0.0 <= hit.t <= 1.0

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from convex_tools.core import Hull, Rectangle, Segment, Transformed, distance, intersect, \
-    penetration, ray_cast
+from convex_tools.core import Hull, Rectangle, Segment, Status, Transformed, distance, \
+    intersect, penetration, ray_cast, translated
 from convex_tools.core import gjk
 from convex_tools.core.shapes import contact_size
 
@@ -227,3 +227,59 @@ def test_mpr_depth_checked_the_other_way_is_exact_relative_to_the_smaller_shape(
     moved = Transformed(case.a, rigid(np.eye(3), -contact.depth * np.asarray(contact.normal)))
     after = penetration(moved, case.b, "epa")
     assert after is None or after.depth <= case.touch
+
+
+def test_epa_contact_on_a_sliver_portal_lies_on_the_small_disc():
+    # A 1 m collinear hull through a 1 mm disc: EPA's last portal had two of the disc's rim
+    # points 1e-7 apart and a vertex 1.7 away. The crossing's barycentric coordinates from triple
+    # products rebuilt the crossing 3.4e-11 off, and moving the disc's point to close that gap
+    # put it 2.9e-11 outside the rim (the tolerance is 1.4e-11). The coordinates are now solved
+    # again from the portal's long edge where they miss (``geometry.refined_coordinates``).
+    case = ExtremeCase("collinear hull", "disc", -3, 2, "concentric", 101)
+    for method in ("epa", "mpr", "hybrid"):
+        contact = penetration(case.a, case.b, method)
+        assert contact.status is Status.CONVERGED
+        assert contracts.off_shape(case.a, contact.point_a) <= case.touch
+        assert contracts.off_shape(case.b, contact.point_b) <= case.touch, method
+
+
+@pytest.mark.parametrize("kind_a, kind_b, ratio, offset, placement, seed", [
+    ("rectangle", "rectangle", 6, 2, "touching", 3155368242),
+    ("cone", "flat box", -6, 0, "concentric", 61686),
+    ("segment", "disc", -5, 2, "concentric", 1),
+    ("cone", "sphere", -5, 2, "concentric", 47254),
+    ("round box", "round box", 5, 0, "concentric", 1),
+    ("flat box", "capsule", -6, 0, "concentric", 0),
+])
+def test_a_translated_pair_is_touching_by_a_measure_no_failure_spoils(kind_a, kind_b, ratio,
+                                                                      offset, placement, seed):
+    # Each answer, translated by its depth, was judged by EPA and MPR on the translated pair, and
+    # there they ended FAILED, DEGENERATE, NO_PROGRESS or TOUCHING with a normal 1e-5 off, at
+    # 1.5e-11 to 2.1e-9 "of overlap": on a difference 1e5 times larger than the small shape and
+    # a hair thick, neither can measure what is left. How far the translated A − B reaches along
+    # a normal, or where the answer's own ray leaves it, bounds what is left from above
+    # whatever those statuses say (``test_contracts.overlap_at_most``): within the tolerance
+    # for every query (1e-15 for the last two), and the translated pair is apart by no more.
+    case = ExtremeCase(kind_a, kind_b, ratio, offset, placement, seed)
+    for method in ("epa", "mpr", "hybrid"):
+        contact = penetration(case.a, case.b, method)
+        if contact is None or contact.status is not Status.CONVERGED:
+            continue
+        moved = translated(case.a, -contact.depth * np.asarray(contact.normal))
+        assert contracts.separation(moved, case.b) <= case.touch, method
+        left = contracts.overlap_at_most(moved, case.b, [contact.normal], target=case.touch)
+        assert left <= case.touch, method
+    check_all(case)
+
+
+def test_a_ray_finish_through_a_sliver_portal_leaves_the_shapes_touching():
+    # A 1e-6 sphere deep inside a 1 m capsule under a shear: EPA finished along its ray, whose
+    # last portal had two vertices 1e-8 apart; the cancelled normal of that sliver tilted its
+    # plane and the crossing came 1.1e-9 beyond the boundary (the tolerance is 4.4e-12), so
+    # translating by the depth left the shapes apart by 1.5e-9.
+    case = ExtremeCase("sphere", "capsule", 6, 2, "concentric", 69375234)
+    contact = penetration(case.a, case.b, "epa")
+    assert contact.status is Status.CONVERGED
+    moved = translated(case.a, -contact.depth * np.asarray(contact.normal))
+    assert contracts.separation(moved, case.b) <= case.touch
+    check_all(case)

@@ -342,3 +342,65 @@ def test_depth_of_exactly_touching_smooth_shapes_is_never_negative():
         for method in ("mpr", "epa", "hybrid"):
             c = penetration(a, b, method)
             assert c is None or c.depth >= 0.0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_coordinates_on_a_sliver_portal_rebuild_their_point(seed):
+    # Two support points of a small curved shape a hair (1e-7) apart and one of a large shape
+    # far away: the triple products rebuilt the crossing up to 2e-9 off over these seeds, and a
+    # contact point moved that far to close the gap. Solved again from the long edge, the point
+    # comes back to rounding of the triangle's coordinates.
+    from convex_tools.core.geometry import cross, triangle_coordinates
+    from convex_tools.core.simplex import refined_coordinates
+    rng = np.random.default_rng(seed)
+    p1 = rng.normal(size=3) * 0.3
+    p2 = p1 + rng.normal(size=3)
+    p3 = p1 + 1e-7 * rng.normal(size=3)
+    lam = rng.dirichlet([1.0, 1.0, 1.0])
+    corners = np.array([p1, p2, p3])
+    q = lam @ corners
+    raw = np.array(triangle_coordinates(*map(tuple, corners), tuple(q),
+                                        cross(tuple(p2 - p1), tuple(p3 - p1))))
+    raw /= raw.sum()
+    refined = np.array(refined_coordinates(*map(tuple, corners), tuple(q), tuple(raw)))
+    assert np.all(refined >= 0.0) and refined.sum() == pytest.approx(1.0, abs=1e-15)
+    assert np.linalg.norm(refined @ corners - q) <= 64 * np.finfo(float).eps * 2.0
+    # Well-shaped triangles keep the coordinates they had, bit for bit.
+    wide = corners.copy()
+    wide[2] = p1 + rng.normal(size=3)
+    q = lam @ wide
+    raw = np.array(triangle_coordinates(*map(tuple, wide), tuple(q),
+                                        cross(tuple(wide[1] - p1), tuple(wide[2] - p1))))
+    raw /= raw.sum()
+    assert refined_coordinates(*map(tuple, wide), tuple(q), tuple(raw)) == tuple(raw)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_ray_crosses_a_sliver_portal_where_exact_arithmetic_puts_it(seed):
+    # Two vertices of the portal 1e-8 apart and one 0.7 away (a small sphere's point against a
+    # large curved shape): from one far vertex both edges are long and nearly parallel, their
+    # cross product cancelled, and the plane tilted by ~1e-8. The crossing came 1.1e-9 beyond
+    # C's boundary, and translating by it left the shapes that far apart. The sliver's normal
+    # now comes from its short edge (``mpr._sliver_normal``).
+    from fractions import Fraction
+    rng = np.random.default_rng(seed)
+    w1 = rng.normal(size=3) * 0.5
+    w2 = w1 + rng.normal(size=3) * 0.7
+    w3 = w2 + 1e-8 * rng.normal(size=3)
+    lam = rng.dirichlet([1.0, 1.0, 1.0])
+    target = lam[0] * w1 + lam[1] * w2 + lam[2] * w3
+    r = target / np.linalg.norm(target)
+    portal = [(tuple(w), None, None) for w in (w1, w2, w3)]
+    if np.dot(np.cross(w2 - w1, w3 - w1), r) < 0.0:
+        portal = [portal[0], portal[2], portal[1]]
+    t, weights = mpr.ray_crossing(portal, tuple(r))
+    # Exactly: t = (n · w1) / (n · r) with n = (w2 − w1) × (w3 − w1) in rationals.
+    W = [[Fraction(float(c)) for c in p[0]] for p in portal]
+    R = [Fraction(float(c)) for c in r]
+    u = [W[1][i] - W[0][i] for i in range(3)]
+    v = [W[2][i] - W[0][i] for i in range(3)]
+    n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+    exact = sum(n[i] * W[0][i] for i in range(3)) / sum(n[i] * R[i] for i in range(3))
+    assert abs(t - float(exact)) <= 64 * np.finfo(float).eps
+    rebuilt = sum(l * np.asarray(p[0]) for l, p in zip(weights, portal))
+    assert np.linalg.norm(rebuilt - t * r) <= 64 * np.finfo(float).eps

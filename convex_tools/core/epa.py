@@ -60,7 +60,7 @@ from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, poli
 from .geometry import (COORDINATE_ROUNDING, LENGTH_FLOOR, cross, dot, norm2, perpendicular,
                        split_residual, sub, support_of_difference, triangle_coordinates, triple)
 from .results import Status
-from .simplex import closest_to_origin, combine
+from .simplex import closest_to_origin, combine, refined_coordinates
 
 # Support calls EPA may make (initial polytope and polish included). Polytope pairs converge in
 # under 30, curved ones in under 60 (seed 001 §4.1.3 reports up to 98 for GJK + EPA together);
@@ -583,7 +583,8 @@ def _projection_coordinates(p0, p1, p2, n, d):
     # Rounding can leave a coordinate slightly negative for a projection on an edge: clamp it.
     lam = [l if l > 0.0 else 0.0 for l in lam]
     total = lam[0] + lam[1] + lam[2]
-    return (lam[0] / total, lam[1] / total, lam[2] / total)
+    return refined_coordinates(p0, p1, p2, (d * n[0], d * n[1], d * n[2]),
+                               (lam[0] / total, lam[1] / total, lam[2] / total))
 
 
 def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):

@@ -68,7 +68,7 @@ from .geometry import (centre_difference, norm2, split_residual, support_of_diff
                        triangle_coordinates, triple, unit)
 from .results import Contact, Status
 from .shapes import contact_size
-from .simplex import closest_to_origin
+from .simplex import SLIVER_SIN2, closest_to_origin, refined_coordinates
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
@@ -650,6 +650,9 @@ def ray_crossing(portal, r):
     ux, uy, uz = w2[0] - w1[0], w2[1] - w1[1], w2[2] - w1[2]
     vx, vy, vz = w3[0] - w1[0], w3[1] - w1[1], w3[2] - w1[2]
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
+    if nx * nx + ny * ny + nz * nz < SLIVER_SIN2 * uu * vv:
+        nx, ny, nz = _sliver_normal(w1, w2, w3, uu, vv)
     rn = nx * r[0] + ny * r[1] + nz * r[2]
     if rn <= 0.0:
         return None
@@ -659,7 +662,29 @@ def ray_crossing(portal, r):
     total = lam[0] + lam[1] + lam[2]
     if not total > 0.0:
         return None
-    return t, (lam[0] / total, lam[1] / total, lam[2] / total)
+    q = (t * r[0], t * r[1], t * r[2])
+    return t, refined_coordinates(w1, w2, w3, q, (lam[0] / total, lam[1] / total, lam[2] / total))
+
+
+def _sliver_normal(w1, w2, w3, uu, vv):
+    """The normal of a sliver triangle from its two shorter edges (|u|², |v|²: those from w1).
+
+    From w1 the two edges of a sliver whose short edge is w2 w3 are long and nearly parallel,
+    and their cross product cancels to ε·|u|·|v| of absolute error: a tilt of the plane of
+    ε·|u|/|w2 − w3| radians (1.5e-8 on a portal 0.7 long with two vertices 1e-8 apart, which
+    put the crossing 1.1e-9 beyond C's boundary). The short edge is a difference of two nearby
+    points, exact, and crossed with a long edge it gives the same normal to rounding."""
+    ww = (w3[0] - w2[0]) ** 2 + (w3[1] - w2[1]) ** 2 + (w3[2] - w2[2]) ** 2
+    # The vertex where the two shorter edges meet: w1 if w2 w3 is the longest.
+    if ww >= uu and ww >= vv:
+        a, b, c = w1, w2, w3
+    elif uu >= vv:                 # w1 w2 longest: from w3
+        a, b, c = w3, w1, w2
+    else:                          # w1 w3 longest: from w2
+        a, b, c = w2, w3, w1
+    ux, uy, uz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    vx, vy, vz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
+    return uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
 
 
 def _end(out: _Pass, status: Status, calls: int) -> _Pass:
