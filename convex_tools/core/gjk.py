@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import mpr, validation
-from .geometry import COORDINATE_ROUNDING, centre_difference, sub
+from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size
 from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
@@ -326,8 +326,14 @@ def distance(a, b, cache: SeparationCache | None = None,
             if held:
                 # The cores overlap: a common point is the origin's barycentric combination
                 # of the tetrahedron's points on A (the same one of its points on B).
+                # Its weights miss the origin by their rounding, and the point on A misses B
+                # by as much: on a sliver tetrahedron of shapes 1e-13 across, 1e-7 of their
+                # size. GJK's stalled points are |v| apart; the nearer pair is kept.
                 weights = closest_to_origin([sub(p, q) for p, q in zip(points_a, points_b)])[1]
-                p = np.array(combine(points_a, weights))
+                p = combine(points_a, weights)
+                if norm2(sub(p, combine(points_b, weights))) > d * d:
+                    p = pa
+                p = np.array(p)
                 return DistanceResult(0.0, p, p.copy(), True, res.iterations,
                                       res.support_calls, Status.INTERSECTING)
     if cache is not None:
