@@ -325,15 +325,15 @@ def distance(a, b, cache: SeparationCache | None = None,
             held, points_a, points_b = mpr.holding_tetrahedron(ca, cb)
             if held:
                 # The cores overlap: a common point is the origin's barycentric combination
-                # of the tetrahedron's points on A (the same one of its points on B).
-                # Its weights miss the origin by their rounding, and the point on A misses B
-                # by as much: on a sliver tetrahedron of shapes 1e-13 across, 1e-7 of their
-                # size. GJK's stalled points are |v| apart; the nearer pair is kept.
+                # of the tetrahedron's points, taken on the smaller shape (as below). Its
+                # weights miss the origin by their rounding, and the point misses the other
+                # shape by as much: on a sliver tetrahedron of shapes 1e-13 across, 1e-7 of
+                # their size. GJK's stalled points are |v| apart; the nearer pair is kept.
                 weights = closest_to_origin([sub(p, q) for p, q in zip(points_a, points_b)])[1]
-                p = combine(points_a, weights)
-                if norm2(sub(p, combine(points_b, weights))) > d * d:
-                    p = pa
-                p = np.array(p)
+                qa, qb = combine(points_a, weights), combine(points_b, weights)
+                if norm2(sub(qa, qb)) > d * d:
+                    qa, qb = pa, pb
+                p = np.array(qa if a.extent()[0] <= b.extent()[0] else qb)
                 return DistanceResult(0.0, p, p.copy(), True, res.iterations,
                                       res.support_calls, Status.INTERSECTING)
     if cache is not None:
