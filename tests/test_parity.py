@@ -61,6 +61,34 @@ def test_triangle_parity(seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_a_sliver_clearly_outside_keeps_cramers_signs_and_the_answer_across(seed, monkeypatch):
+    # The single path takes a sliver's edges from Cramer's signs where each weight is beyond
+    # its rounding (``simplex.CRAMER_ULPS``), without the solve across the long edge that the
+    # batch always makes: the answers must be the same, bit for bit, as with that solve.
+    rng = np.random.default_rng(seed)
+    p = list(_simplices(rng, 300, 3))
+    # And slivers whose origin projects within rounding of an edge, where Cramer's sign of
+    # the opposite weight is noise: each moved so that a point just beside the middle of one
+    # edge, in the plane, and some way off it along the normal, is at the origin.
+    for q in _simplices(rng, 300, 3)[1::3]:
+        i, j = rng.choice(3, 2, replace=False)
+        k = 3 - i - j
+        n = np.cross(q[1] - q[0], q[2] - q[0])
+        n /= np.linalg.norm(n)
+        edge = q[j] - q[i]
+        across = np.cross(n, edge)
+        across /= np.linalg.norm(across)
+        scale = np.abs(q).max()
+        x = 0.5 * (q[i] + q[j]) + across * scale * rng.choice([-1e-13, 1e-13, -1e-15, 1e-15]) \
+            + n * scale * rng.uniform(-1.0, 1.0)
+        p.append(q - x)
+    shortcut = [simplex._triangle(*map(tuple, q)) for q in p]
+    monkeypatch.setattr(simplex, "CRAMER_ULPS", 1e300)      # every sliver solved across
+    for q, (v, lam) in zip(p, shortcut):
+        assert simplex._triangle(*map(tuple, q)) == (v, lam)
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_tetrahedron_parity(seed):
     rng = np.random.default_rng(seed)
     p = np.concatenate([rng.normal(size=(40, 4, 3)),

@@ -35,7 +35,7 @@ from . import mpr, validation
 from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size
-from .simplex import CANCELLATION_RATIO, closest_to_origin, combine, from_nearest, solve
+from .simplex import CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -162,6 +162,8 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     # or of SIZE_RATIO times the smaller shape where that is less (plus GAP_ROUNDING of it).
     absolute = 0.0
     fine = math.inf if size is None else SIZE_RATIO * size
+    # (Module constants as locals: the loop reads them every step.)
+    solvers, cancellation, containment = SOLVERS, CANCELLATION_RATIO, CONTAINMENT_TOLERANCE
     while calls < max_iterations:
         # Support point of A − B along −v.
         # (``geometry.support_of_difference``, written out: the loop's commonest call)
@@ -202,9 +204,9 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         W.append(w)
         A.append(a)
         B.append(b)
-        (vx, vy, vz), lam = solve(W)
+        (vx, vy, vz), lam = solvers[len(W)](*W)     # ``simplex.solve``, one call less a step
         new_vv = vx * vx + vy * vy + vz * vz
-        if new_vv * CANCELLATION_RATIO < max_w2 and (new_vv > 0.0 or len(W) < 4):
+        if new_vv * cancellation < max_w2 and (new_vv > 0.0 or len(W) < 4):
             # v is 1e4 times shorter than the simplex: the solve (relative to its first point)
             # may have cancelled (``simplex.closest_to_origin``); again from the nearest point.
             (vx, vy, vz), lam = from_nearest(W)
@@ -215,7 +217,7 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             A = [A[i] for i in keep]
             B = [B[i] for i in keep]
             lam = [lam[i] for i in keep]
-        if len(W) == 4 or new_vv <= CONTAINMENT_TOLERANCE * max_w2:
+        if len(W) == 4 or new_vv <= containment * max_w2:
             status = Status.INTERSECTING if len(W) == 4 or new_vv == 0.0 else Status.TOUCHING
             vv = new_vv
             break
