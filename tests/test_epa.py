@@ -455,3 +455,27 @@ def test_contact_points_beside_large_cylinders_lie_on_both_or_say_they_cannot(rn
                             posed(Cylinder(*CYLINDER), cyl_rot), method)
             if c is not None and c.status is Status.CONVERGED:
                 assert_points_on_box_and_cylinder(c, box_rot, box_pos, cyl_rot, (0, 0, 0))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_sliver_faces_plane_is_exact_to_rounding(seed):
+    # Two vertices of A − B 1e-6 apart (a small box's corners) and one 2 away: from the far
+    # vertex the two edges are long and nearly parallel, and their cross product cancelled to a
+    # normal 1e-10 off. The plane distance was then 3e-11 off, and EPA on B − A took another
+    # face for the nearest than on A − B (2.99e-10 against 2.69e-10, for two flat boxes 1e6
+    # apart in size nearly touching). From the two shorter edges it is exact to rounding.
+    from fractions import Fraction
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=3) * 1e-6
+    q = p + rng.normal(size=3) * 1e-6
+    w = rng.normal(size=3)
+    w *= 2.0 / np.linalg.norm(w)
+    hull = epa._Faces([tuple(p), tuple(q), tuple(w)])
+    assert hull.fan([(0, 1, -1)], 2, -math.inf)
+    d = hull.faces[0][0]
+    P, Q, Wf = ([Fraction(float(c)) for c in v] for v in (p, q, w))
+    a = [P[i] - Wf[i] for i in range(3)]
+    b = [Q[i] - Wf[i] for i in range(3)]
+    n = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    exact = float(sum(n[i] * Wf[i] for i in range(3))) / math.sqrt(float(sum(c * c for c in n)))
+    assert abs(d - exact) <= 64 * np.finfo(float).eps * 2.0

@@ -283,3 +283,25 @@ def test_a_ray_finish_through_a_sliver_portal_leaves_the_shapes_touching():
     moved = translated(case.a, -contact.depth * np.asarray(contact.normal))
     assert contracts.separation(moved, case.b) <= case.touch
     check_all(case)
+
+
+def test_two_flat_boxes_nearly_touching_have_one_depth_both_ways_round():
+    # A 1 m rectangle and a 1 µm one overlapping by 2.7e-10: EPA on B − A took a face of its
+    # start tetrahedron at 2.99e-10 for the nearest, where A − B found the least, 2.69e-10 (the
+    # least over the separating axes of the two rectangles: their normals and the crosses of
+    # their edges). That face's plane, through two vertices 1e-6 apart and one 2 away, was
+    # 3e-11 off by the cancellation of its cross product (``epa._sliver_face_normal``).
+    case = ExtremeCase("flat box", "flat box", -6, 6, "nearly touching", 1000000)
+    forward, backward = penetration(case.a, case.b), penetration(case.b, case.a)
+    assert forward.status is backward.status is Status.CONVERGED
+    assert backward.depth == pytest.approx(forward.depth, abs=case.touch)
+    axes = []
+    for shape in (case.a, case.b):
+        m = np.asarray(shape.matrix)[:3, :3]
+        axes.append((m[:, 1], [m[:, 0], m[:, 2]]))
+    candidates = [axes[0][0], axes[1][0]] + [np.cross(e, f) for e in axes[0][1]
+                                             for f in axes[1][1]]
+    least = min(max(contracts.reach(case.a, case.b, s * u / np.linalg.norm(u)), 0.0)
+                for u in candidates for s in (1.0, -1.0))
+    assert forward.depth == pytest.approx(least, abs=case.touch)
+    check_all(case)

@@ -7,6 +7,8 @@ differences ``batch``'s docstring lists are the cases left out (a needle tetrahe
 origin: the single path's exact weights).
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,25 @@ def test_distance_result_engine_keeps_its_former_name():
     assert r.engine == r.method == "batch"
     r.method = "single"
     assert r.engine == "single"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_face_plane_parity(seed):
+    # A face's plane as the single EPA's fan makes it and as the batched EPA does, slivers (two
+    # vertices 1e-6 apart, the third far off, in each order) included.
+    rng = np.random.default_rng(seed)
+    faces = []
+    for k in range(60):
+        p, q, w = rng.normal(size=(3, 3))
+        if k % 2:
+            p, q, w = np.roll(np.array([p, p + 1e-6 * rng.normal(size=3), w * 2.0]), k % 3,
+                              axis=0)
+        faces.append((p, q, w))
+    faces = np.array(faces)
+    n_b, d_b, fine_b = batch_epa._face_planes(faces[:, 0], faces[:, 1], faces[:, 2], -np.inf)
+    for (p, q, w), n, d, fine in zip(faces, n_b, d_b, fine_b):
+        hull = epa._Faces([tuple(p), tuple(q), tuple(w)])
+        assert hull.fan([(0, 1, -1)], 2, -math.inf) == bool(fine)
+        if fine:
+            np.testing.assert_allclose(hull.faces[0][1:4], n, rtol=0, atol=1e-15)
+            assert hull.faces[0][0] == pytest.approx(d, rel=0, abs=1e-15)

@@ -497,7 +497,8 @@ def _segment(p, q):
 
 def _triangle(p0, p1, p2):
     """Nearest point of triangles p0 p1 p2 to the origin: v (3, m), weights (3, m), by
-    Cramer's rule from p0, or across the longest edge for slivers (``simplex._triangle``)."""
+    Cramer's rule from p0, or across the longest edge for slivers (``simplex._triangle``, which
+    skips that solve where Cramer's signs show the origin clearly outside: the same answer)."""
     e1, e2 = p1 - p0, p2 - p0
     n = _cross(e1, e2)
     nn = _dot(n, n)

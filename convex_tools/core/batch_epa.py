@@ -56,6 +56,7 @@ ROUNDING_GAP = epa.ROUNDING_GAP
 VISIBLE_TOLERANCE = epa.VISIBLE_TOLERANCE
 ORIGIN_TOLERANCE = epa.ORIGIN_TOLERANCE
 DEGENERATE_SIN2 = epa.DEGENERATE_SIN2
+SLIVER_SIN2 = epa.SLIVER_SIN2
 COPLANAR_COSINE_GAP = epa.COPLANAR_COSINE_GAP
 
 # The tetrahedron (0, 1, 2, 3) of positive volume, its faces counter-clockwise from outside
@@ -356,12 +357,22 @@ def _dot(p, q):
 
 def _face_planes(p, q, w, floor):
     """Unit normals and plane distances of faces (p, q, w), counter-clockwise from outside:
-    n = (p − w) × (q − w) (``epa._Faces.fan``); and which pass the guards (not degenerate, plane no
-    nearer the origin than ``floor``)."""
+    n = (p − w) × (q − w), from the two shorter edges on a sliver (``epa._Faces.fan``); and
+    which pass the guards (not degenerate, plane no nearer the origin than ``floor``)."""
     a, b = p - w, q - w
     n = _cross(a, b)
     nn = _dot(n, n)
-    fine = (nn > DEGENERATE_SIN2 * _dot(a, a) * _dot(b, b)) & (nn > 0.0)
+    aa, bb = _dot(a, a), _dot(b, b)
+    sliver = nn < SLIVER_SIN2 * aa * bb
+    if sliver.any():
+        # From the two shorter edges (``epa._sliver_face_normal``): a × b = a × c = b × c.
+        c = b - a
+        cc = _dot(c, c)
+        longest_c = (cc >= aa) & (cc >= bb)
+        alt = np.where((aa <= bb)[..., None], _cross(a, c), _cross(b, c))
+        n = np.where((sliver & ~longest_c)[..., None], alt, n)
+        nn = _dot(n, n)
+    fine = (nn > DEGENERATE_SIN2 * aa * bb) & (nn > 0.0)
     n = n / np.sqrt(np.where(fine, nn, 1.0))[..., None]
     d = _dot(n, w)
     fine &= (d >= floor) & np.isfinite(d)

@@ -118,6 +118,10 @@ COPLANAR_COSINE_GAP = 1e-12
 # A triangle is degenerate when |e1 × e2|² <= this · |e1|²·|e2|² (sine of its angle ~1e-10).
 DEGENERATE_SIN2 = 1e-20
 
+# A face whose angle at its new vertex has a sine below sqrt(this) is a sliver: its normal is
+# taken from its two shorter edges (``_sliver_face_normal``), as the simplex's (``simplex``).
+SLIVER_SIN2 = simplex.SLIVER_SIN2
+
 # A tetrahedron is flat when |volume| <= this · |e1|·|e2|·|e3| (the box its edges span): the
 # simplex sub-algorithm's own threshold.
 FLAT_TETRAHEDRON_RATIO = simplex.FLAT_TETRAHEDRON_RATIO
@@ -396,7 +400,7 @@ class _Faces:
         """
         W, faces, alive, heap = self.W, self.faces, self.alive, self.heap
         wx, wy, wz = W[wi]
-        degenerate = DEGENERATE_SIN2
+        degenerate, sliver = DEGENERATE_SIN2, SLIVER_SIN2
         push, sqrt, add = heapq.heappush, math.sqrt, faces.append
         first = fi = len(faces)
         p0 = horizon[0][0]
@@ -415,6 +419,9 @@ class _Faces:
             ny = az * bx - ax * bz
             nz = ax * by - ay * bx
             nn = nx * nx + ny * ny + nz * nz
+            if nn < sliver * aa * bb:
+                nx, ny, nz = _sliver_face_normal(ax, ay, az, aa, bx, by, bz, bb)
+                nn = nx * nx + ny * ny + nz * nz
             if nn <= degenerate * aa * bb or nn == 0.0:
                 return False                      # w lies on the line of the edge
             s = 1.0 / sqrt(nn)
@@ -435,6 +442,22 @@ class _Faces:
             faces[first][9] = fi - 1              # (the loop closes)
             faces[fi - 1][8] = first
         return True
+
+
+def _sliver_face_normal(ax, ay, az, aa, bx, by, bz, bb):
+    """a × b for a face (p, q, w) with a = p − w, b = q − w at a small angle (a sliver), from
+    its two shorter edges: a × b = a × c = b × c with c = q − p, and a cross product is exact
+    to ε·|e1|·|e2| of its two edges' lengths. From a far w, a and b are long and nearly
+    parallel and cancel to a normal 1e-10 off on a sliver 1e-6 wide and 2 long; its plane
+    distance n·w was then 3e-11 off, and two runs of EPA on the same polytope (A − B and
+    B − A) took different faces for the nearest."""
+    cx, cy, cz = bx - ax, by - ay, bz - az
+    cc = cx * cx + cy * cy + cz * cz
+    if cc >= aa and cc >= bb:
+        return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    if aa <= bb:                                  # b the longest: a × c
+        return ay * cz - az * cy, az * cx - ax * cz, ax * cy - ay * cx
+    return by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx     # a the longest: b × c
 
 
 def _projection_coordinates_raw(W, face):
