@@ -235,23 +235,24 @@ def test_batched_depths_equal_the_single_epa(rng):
         for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
             assert off_shape(shape, point) <= 1e-9 * scale
         # Moving A back by the depth leaves the two touching.
-        moved = Transformed(a.shape, _shifted(a.matrix, -sc.depth[k] * sc.normal[k]))
+        moved = translated(a, -sc.depth[k] * sc.normal[k])
         assert abs(distance(moved, b).distance) <= 1e-9 * scale
 
 
-def _shifted(matrix, offset):
-    m = np.array(matrix)
-    m[:3, 3] += offset
-    return m
+def _crate():
+    """A crate 1 × 0.8 × 0.9 standing on its bottom face at local z = 0."""
+    return Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
+                          for z in (0.0, 0.9)]))
 
 
-def _standing(shape_local, x, y, yaw, bottom):
+def _standing(shape_local, x, y, yaw, bottom, scale=1.0, offset=0.0):
     """``shape_local`` turned by ``yaw`` about +Z and moved so that its bottom (at local
-    z = ``bottom``) stands on the plane z = 0 at (x, y)."""
+    z = ``bottom``) stands on the plane z = 0 at (x, y); the whole scene then scaled by
+    ``scale`` and moved by ``offset`` along every axis."""
     c, s = math.cos(yaw), math.sin(yaw)
     m = np.eye(4)
-    m[:3, :3] = ((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0))
-    m[:3, 3] = (x, y, -bottom)
+    m[:3, :3] = scale * np.array(((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0)))
+    m[:3, 3] = (scale * x + offset, scale * y + offset, -scale * bottom + offset)
     return Transformed(shape_local, m)
 
 
@@ -261,8 +262,7 @@ def test_props_on_one_ground_plane_are_measured_by_the_batch(rng):
     flat simplex although the props overlap deeply. The batch lifts it into a tetrahedron and
     measures the depth by EPA, as the single query does; props that only touch side by side or
     stand apart are not called deep."""
-    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
-                           for z in (0.0, 0.9)]))
+    crate = _crate()
     rock = Hull(np.vstack([rng.normal(size=(20, 3)) * (0.5, 0.4, 0.3) + (0, 0, 0.4),
                            [(0.3, 0.2, 0.0), (-0.3, 0.1, 0.0), (0.0, -0.3, 0.0)]]))
     rock = Hull(rock.vertices[rock.vertices[:, 2] >= 0.0])
@@ -280,9 +280,8 @@ def test_props_on_one_ground_plane_are_measured_by_the_batch(rng):
     res = batch.run(table, pairs[:, 0], pairs[:, 1])
     sc = batch.screen(table, pairs, np.zeros(len(pairs)))
     assert not res.deep[-1] and not sc.measured[-1]
-    overlapping = [k for k in range(len(pairs) - 1)
-                   if penetration(shapes[2 * k], shapes[2 * k + 1]) is not None
-                   and penetration(shapes[2 * k], shapes[2 * k + 1]).depth > 1e-6]
+    contacts = [penetration(shapes[2 * k], shapes[2 * k + 1]) for k in range(len(pairs) - 1)]
+    overlapping = [k for k, c in enumerate(contacts) if c is not None and c.depth > 1e-6]
     assert len(overlapping) > 200
     # Nearly every overlapping pair is measured by the batch (without the lift: two in three).
     assert sc.measured[overlapping].mean() >= 0.95
@@ -293,7 +292,7 @@ def test_props_on_one_ground_plane_are_measured_by_the_batch(rng):
         assert sc.depth[k] == pytest.approx(single.depth, abs=1e-10 * scale)
         for point, shape in ((sc.point_a[k], a), (sc.point_b[k], b)):
             assert off_shape(shape, point) <= 1e-9 * scale
-        moved = Transformed(a.shape, _shifted(a.matrix, -sc.depth[k] * sc.normal[k]))
+        moved = translated(a, -sc.depth[k] * sc.normal[k])
         assert abs(distance(moved, b).distance) <= 1e-9 * scale
 
 
@@ -302,9 +301,8 @@ def test_props_resting_on_a_floor_are_measured_by_the_batch(rng):
     (depth zero), GJK ends on a simplex through it, and the batch measures the contact by its
     EPA as the single query does — depth zero, the floor's normal — instead of handing every
     resting prop to the single query."""
-    ground = Transformed(Box((30.0, 30.0, 0.1)), _shifted(np.eye(4), (0.0, 0.0, -0.1)))
-    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
-                           for z in (0.0, 0.9)]))
+    ground = translated(Box((30.0, 30.0, 0.1)), (0.0, 0.0, -0.1))
+    crate = _crate()
     shapes = [ground]
     pairs = []
     for k in range(200):
@@ -335,7 +333,7 @@ def test_drums_standing_on_a_floor_are_measured_and_balls_handed_back(rng):
     batched EPA ends there in its first steps, as exactly as the single query. A ball resting
     on the floor touches it in a curved point, which EPA never reaches exactly: handed back
     after a few calls (the single query polishes it)."""
-    ground = Transformed(Box((30.0, 30.0, 0.1)), _shifted(np.eye(4), (0.0, 0.0, -0.1)))
+    ground = translated(Box((30.0, 30.0, 0.1)), (0.0, 0.0, -0.1))
     shapes, pairs = [ground], []
     for k in range(120):
         x, y = rng.uniform(-25, 25, 2)
@@ -366,14 +364,9 @@ def test_resting_props_at_extreme_scales_and_offsets(rng, scale, offset):
     coordinates leaves a contact undecided (1e8 times the props' size away) it hands the pair
     back rather than guess."""
     def standing(shape, x, y, yaw, bottom):
-        c, s = math.cos(yaw), math.sin(yaw)
-        m = np.eye(4)
-        m[:3, :3] = scale * np.array(((c, -s, 0.0), (s, c, 0.0), (0.0, 0.0, 1.0)))
-        m[:3, 3] = (scale * x + offset, scale * y + offset, -scale * bottom + offset)
-        return Transformed(shape, m)
+        return _standing(shape, x, y, yaw, bottom, scale, offset)
 
-    crate = Hull(np.array([(x, y, z) for x in (-0.5, 0.5) for y in (-0.4, 0.4)
-                           for z in (0.0, 0.9)]))
+    crate = _crate()
     props = (crate, Box((0.3, 0.3, 0.3)), Cylinder(0.4, 0.5))
     bottoms = (0.0, -0.3, -0.5)
     shapes = [standing(Box((30.0, 30.0, 0.1)), 0.0, 0.0, 0.0, 0.1)]
