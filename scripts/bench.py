@@ -33,8 +33,8 @@ def main(argv=None):
                         help="random configurations per pair (default per section)")
     parser.add_argument("--baseline", metavar="CHECKOUT", default=None,
                         help="another checkout of this repository (an earlier version) to "
-                             "measure beside this one, where a section supports it (level, "
-                             "peers)")
+                             "measure beside this one, where a section supports it (ab, "
+                             "level, peers)")
     parser.add_argument("--peer-python", metavar="PATH", default=None,
                         help="Python of the peer environment with coal (section peers; "
                              "default: $CONVEX_PEER_PYTHON, else /work/peers/venv/bin/python "

@@ -33,10 +33,10 @@ FLAT_TRIANGLE_SIN2 = 1e-18
 # its longest edge instead (``_across_long_edge``).
 SLIVER_SIN2 = 1e-6
 # Cramer's weights on a sliver are trusted to show the origin outside (their signs) only
-# beyond this many ulps of |p0|·|e1|·|e2|·|e|/|n|², their rounding (``_triangle``). At 16 the
-# signs agreed with the solve across the long edge on 2,500 slivers of curved pairs, 760 far
-# from the origin and 300 with the origin 1e-13 beside an edge (``test_parity``); at 0 they
-# did not.
+# beyond this many ulps of |p0|·|e1|·|e2|·|e|/|n|², their rounding (``_triangle``). At
+# 16 the signs agreed with the solve across the long edge on 2,500 slivers of curved pairs,
+# 760 far from the origin and 300 with the origin 1e-13 beside an edge (``test_parity``); at
+# 0 they did not.
 CRAMER_ULPS = 16.0
 _EPS = 2.220446049250313e-16        # the unit roundoff of a float64 (2^-52)
 # A tetrahedron counts as flat when |volume| is below this fraction of the product of its edge
@@ -155,10 +155,7 @@ def _triangle(p0, p1, p2):
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
     nn = nx * nx + ny * ny + nz * nz
-    e11 = e1x * e1x + e1y * e1y + e1z * e1z
-    e22 = e2x * e2x + e2y * e2y + e2z * e2z
-    across = nn == 0.0
-    if not across:
+    if nn > 0.0:
         # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
         # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
         # part of -p0 drops out).
@@ -171,23 +168,25 @@ def _triangle(p0, p1, p2):
         dz = e1x * ay - e1y * ax
         l2 = -(nx * dx + ny * dy + nz * dz) / nn
         l0 = 1.0 - l1 - l2
+        e11 = e1x * e1x + e1y * e1y + e1z * e1z
+        e22 = e2x * e2x + e2y * e2y + e2z * e2z
         if nn >= SLIVER_SIN2 * e11 * e22:
             if l0 >= 0.0 and l1 >= 0.0 and l2 >= 0.0:
                 return ((ax + l1 * e1x + l2 * e2x, ay + l1 * e1y + l2 * e2y,
                          az + l1 * e1z + l2 * e2z), [l0, l1, l2])
-        else:
-            # A sliver: the weights are off by up to about ε·|p0|·|e1|·|e2|·|e|/|n|² (CRAMER_ULPS
-            # of it; n's own rounding, ε/sin of it, dominates). Where each is clearly negative
-            # or clearly positive and one negative, the origin projects outside and those signs
-            # name its edges, as they would exactly (most slivers of a curved pair: the point
-            # goes on to an edge). Else it is solved across.
-            # (As two ratios: |n|⁴ underflows for shapes 1e-39 across.)
+        elif l0 < 0.0 or l1 < 0.0 or l2 < 0.0:
+            # A sliver, the origin outside by Cramer's signs: trusted where each weight is
+            # beyond its rounding, about ε·|p0|·|e1|·|e2|·|e|/|n|² (CRAMER_ULPS of it; n's own
+            # rounding, ε/sin of it, dominates). (As two ratios: |n|⁴ underflows for shapes
+            # 1e-39 across.)
             slack2 = CRAMER_ULPS * CRAMER_ULPS * _EPS * _EPS \
                 * ((ax * ax + ay * ay + az * az) * (e11 if e11 > e22 else e22) / nn) \
                 * (e11 * e22 / nn)
-            across = not (min(l0, l1, l2) < 0.0 and l0 * l0 > slack2 and l1 * l1 > slack2
-                          and l2 * l2 > slack2)
-    if across:
+            if not (l0 * l0 > slack2 and l1 * l1 > slack2 and l2 * l2 > slack2):
+                nn = 0.0                # (Cramer cannot settle it: across, below)
+        else:
+            nn = 0.0                    # (a sliver, the origin inside: across, below)
+    if nn == 0.0:
         solved = _across_long_edge(p0, p1, p2)
         if solved is None:
             return _best_edge(p0, p1, p2, _ALL_EDGES)
