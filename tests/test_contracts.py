@@ -227,7 +227,9 @@ def overlap_at_most(a, b, normals=(), target=None):
     CONVERGED or TOUCHING, else how far A − B reaches along their normals and along ``normals``
     (each such reach bounds the depth from above whatever the status of the answer it came from,
     so a measurement that failed cannot fail the check it serves). Above ``target``, the
-    distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``)."""
+    distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``),
+    and ``target`` itself where a is apart from b once moved by it along that normal
+    (``_moved_apart``: a segment beside a shape 1e6 times smaller)."""
     contacts = (penetration(a, b, "epa"), penetration(a, b, "mpr"))
     if any(c is None for c in contacts):
         return 0.0
@@ -242,7 +244,74 @@ def overlap_at_most(a, b, normals=(), target=None):
         return min(c.depth for c in contacts)      # nothing better: the answers as they are
     if target is not None and normals and starts and min(bounds) > target:
         bounds.append(exit_at_most(a, b, starts[0], starts))
+        if min(bounds) > target and _moved_apart(a, b, -target * starts[0]):
+            bounds.append(target)
     return min(bounds)
+
+
+def segment_ends(shape):
+    """The two ends of ``shape`` if it is a segment (a ``Segment`` or a hull of collinear
+    points, posed), else None."""
+    inner = validation.shape("shape", shape)
+    while isinstance(inner, Transformed):
+        inner = inner.shape
+    if not (isinstance(inner, Segment) or (isinstance(inner, Hull) and inner.dim == 1)):
+        return None
+    shape = validation.shape("shape", shape)
+    for d in np.eye(3):
+        p, q = shape.support(d), shape.support(-d)
+        if np.any(p != q):
+            return p, q
+    return None
+
+
+def _moved_apart(a, b, offset):
+    """Whether a moved by ``offset`` is certainly apart from b, when one of the two is a
+    segment: a plane that the whole segment lies beyond and the other shape short of, found
+    from the segment's point nearest the other shape (a golden-section search along it, each
+    step a point-to-shape distance, which is well conditioned where GJK on a needle of A − B
+    1e6 times longer than wide stalls near touching). The plane's test is two support values:
+    a certificate, whatever the search's own precision. False when neither is a segment or no
+    plane is found."""
+    for seg, other, shift in ((a, b, offset), (b, a, -offset)):
+        ends = segment_ends(seg)
+        if ends is None:
+            continue
+        p, q = ends[0] + shift, ends[1] + shift
+
+        def gap(lam):
+            return distance(other, translated(Point(), p + lam * (q - p))).distance
+
+        lo, hi, golden = 0.0, 1.0, (math.sqrt(5.0) - 1.0) / 2.0
+        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        f1, f2 = gap(x1), gap(x2)
+        for _ in range(80):
+            if f1 < f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - golden * (hi - lo)
+                f1 = gap(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + golden * (hi - lo)
+                f2 = gap(x2)
+        lam = x1 if f1 < f2 else x2
+        nearest = distance(other, translated(Point(), p + lam * (q - p)))
+        u = nearest.point_b - nearest.point_a          # from the other shape to the segment
+        if not nearest.distance > 0.0 or not np.any(u):
+            return False
+        # The plane along u, and (for a nearest point inside the segment, where the two are
+        # the same but for rounding) along u made square to the segment, which a long segment
+        # needs: tilted by 1e-11 it would reach 1e-11 of its length nearer at one end.
+        along = (q - p) / np.linalg.norm(q - p)
+        for v in (u, u - (u @ along) * along):
+            if not np.any(v):
+                continue
+            v = v / np.linalg.norm(v)
+            edge = min(float(p @ v), float(q @ v))
+            if edge - float(validation.shape("other", other).support(v) @ v) > 0.0:
+                return True
+        return False
+    return False
 
 
 # Directions ``exit_at_most`` tries before giving up (each one support call on each shape).
@@ -566,6 +635,10 @@ FOUND = [
     # GJK stalled on a cylinder 1e6 times larger than the shape it touches; MPR's tetrahedron
     # gave the common point on the larger shape, 7e-7 of the smaller one's size off it.
     ("cylinder", "user's class", -39, -6, "touching", 1504),
+    # A segment through a shape 1e6 times smaller at the bottom of the range: EPA could not
+    # start on the touching translated needle (FAILED) and only a plane the moved segment lies
+    # beyond (``_moved_apart``) shows MPR's depth right.
+    ("segment", "user's class", -39, -6, "concentric", 57366),
 ]
 
 

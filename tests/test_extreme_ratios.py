@@ -250,6 +250,9 @@ def test_epa_contact_on_a_sliver_portal_lies_on_the_small_disc():
     ("cone", "sphere", -5, 2, "concentric", 47254),
     ("round box", "round box", 5, 0, "concentric", 1),
     ("flat box", "capsule", -6, 0, "concentric", 0),
+    # A segment 1e5 times longer than the hull it passes through: GJK and EPA stall on the
+    # translated needle; a plane the moved segment lies beyond shows it (``_moved_apart``).
+    ("convex hull of", "collinear hull", 5, 4, "concentric", 123),
 ])
 def test_a_translated_pair_is_touching_by_a_measure_no_failure_spoils(kind_a, kind_b, ratio,
                                                                       offset, placement, seed):
