@@ -303,14 +303,38 @@ def _moved_apart(a, b, offset):
         # the same but for rounding) along u made square to the segment, which a long segment
         # needs: tilted by 1e-11 it would reach 1e-11 of its length nearer at one end.
         along = (q - p) / np.linalg.norm(q - p)
-        for v in (u, u - (u @ along) * along):
-            if not np.any(v):
-                continue
-            v = v / np.linalg.norm(v)
-            edge = min(float(p @ v), float(q @ v))
-            if edge - float(validation.shape("other", other).support(v) @ v) > 0.0:
-                return True
-        return False
+        other = validation.shape("other", other)
+
+        def margin(v):
+            return min(float(p @ v), float(q @ v)) - float(other.support(v) @ v)
+
+        if margin(u / np.linalg.norm(u)) > 0.0:
+            return True
+        # Else the best plane square to the segment: over the half circle of such directions
+        # about u's square part, the margin is unimodal (a point against a convex shape, both
+        # projected along the segment); golden-section search for its largest.
+        t1 = u - (u @ along) * along
+        if not np.any(t1):
+            return False
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(along, t1)
+
+        def square(theta):
+            return margin(math.cos(theta) * t1 + math.sin(theta) * t2)
+
+        lo, hi = -math.pi / 2.0, math.pi / 2.0
+        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        f1, f2 = square(x1), square(x2)
+        for _ in range(80):
+            if f1 > f2:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - golden * (hi - lo)
+                f1 = square(x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + golden * (hi - lo)
+                f2 = square(x2)
+        return max(f1, f2) > 0.0
     return False
 
 

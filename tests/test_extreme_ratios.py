@@ -253,6 +253,7 @@ def test_epa_contact_on_a_sliver_portal_lies_on_the_small_disc():
     # A segment 1e5 times longer than the hull it passes through: GJK and EPA stall on the
     # translated needle; a plane the moved segment lies beyond shows it (``_moved_apart``).
     ("convex hull of", "collinear hull", 5, 4, "concentric", 123),
+    ("segment", "minkowski sum", -6, 0, "concentric", 19349),
 ])
 def test_a_translated_pair_is_touching_by_a_measure_no_failure_spoils(kind_a, kind_b, ratio,
                                                                       offset, placement, seed):
