@@ -404,3 +404,16 @@ def test_a_ray_crosses_a_sliver_portal_where_exact_arithmetic_puts_it(seed):
     assert abs(t - float(exact)) <= 64 * np.finfo(float).eps
     rebuilt = sum(l * np.asarray(p[0]) for l, p in zip(weights, portal))
     assert np.linalg.norm(rebuilt - t * r) <= 64 * np.finfo(float).eps
+
+
+def test_a_portal_with_two_vertices_equal_to_rounding_is_flat():
+    # Its cross product is the rounding of the two vertices' difference: no normal at all.
+    far = (0.072243892, 1.993221351, 0.153846706)
+    near = (-1.85e-07, -6.89e-07, 7.02e-07)
+    twin = (near[0] * (1.0 + 1e-16), near[1], near[2])
+    assert mpr._portal_dir((far, near, twin)) is None
+    # A sliver that is not flat keeps a normal, square to its edges to rounding.
+    apart = (near[0] + 1e-9, near[1] - 2e-9, near[2] + 1e-9)
+    n = np.array(mpr._portal_dir((far, near, apart)))
+    for e in (np.subtract(near, far), np.subtract(apart, near)):
+        assert abs(n @ e) <= 1e-12 * np.linalg.norm(e)

@@ -68,7 +68,7 @@ from .geometry import (centre_difference, norm2, split_residual, support_of_diff
                        triangle_coordinates, triple, unit)
 from .results import Contact, Status
 from .shapes import contact_size
-from .simplex import SLIVER_SIN2, closest_to_origin, refined_coordinates
+from .simplex import FLAT_TRIANGLE_SIN2, SLIVER_SIN2, closest_to_origin, refined_coordinates
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
@@ -363,14 +363,29 @@ def _refine(sa, sb, v0, r, portal, *, clip, tolerance, stop_at_hit, out, secant=
 
 
 def _portal_dir(portal):
-    """The portal's outward unit normal, (q2 − q1) × (q3 − q1) normalised; None if it is flat
-    (libccd's ``portalDir``)."""
+    """The portal's outward unit normal, (q2 − q1) × (q3 − q1) normalised (libccd's
+    ``portalDir``), from its two shorter edges on a sliver (``_sliver_normal``); None if it is
+    flat to rounding (``simplex.FLAT_TRIANGLE_SIN2``).
+
+    A portal with two vertices equal to rounding (two support points of a sphere 1e3 times
+    smaller than the box beside it, 1e-16 apart) is a segment: its "normal" is the rounding of
+    their difference, a plane through the segment that support points along it confirm, and
+    the point of the segment nearest the origin, inside C, was taken for a boundary point
+    (5e-7 short of it). It is flat: the pass ends DEGENERATE and says so."""
     q1, q2, q3 = portal
     q1x, q1y, q1z = q1[0], q1[1], q1[2]
     ux, uy, uz = q2[0] - q1x, q2[1] - q1y, q2[2] - q1z
     vx, vy, vz = q3[0] - q1x, q3[1] - q1y, q3[2] - q1z
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     nn = nx * nx + ny * ny + nz * nz
+    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
+    if nn < SLIVER_SIN2 * uu * vv:
+        nx, ny, nz = _sliver_normal(q1, q2, q3, uu, vv)
+        nn = nx * nx + ny * ny + nz * nz
+        ww = (q3[0] - q2[0]) ** 2 + (q3[1] - q2[1]) ** 2 + (q3[2] - q2[2]) ** 2
+        shorter = sorted((uu, vv, ww))          # the two edges the normal came from
+        if nn <= FLAT_TRIANGLE_SIN2 * shorter[0] * shorter[1]:
+            return None
     if nn == 0.0:
         return None
     s = 1.0 / math.sqrt(nn)
