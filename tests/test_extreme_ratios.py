@@ -309,3 +309,18 @@ def test_two_flat_boxes_nearly_touching_have_one_depth_both_ways_round():
                 for u in candidates for s in (1.0, -1.0))
     assert forward.depth == pytest.approx(least, abs=case.touch)
     check_all(case)
+
+
+def test_a_small_ellipsoid_deep_in_a_large_sphere_has_its_depth_to_the_small_ones_size():
+    # The depth of a rounded pair whose cores are apart is the margins less the cores' distance
+    # (here a 1 m sphere's radius less the distance from its centre to a 1 mm ellipsoid). GJK
+    # stopped on that distance at 1e-10 of the depth, 0.39: 2.7e-11 short, three times the
+    # small ellipsoid's tolerance. The relative rule now stops at 1e-10 of no more than ten
+    # times the smaller shape (``gjk.REL_TOLERANCE``).
+    case = ExtremeCase("ellipsoid", "sphere", 3, 0, "random", 19)
+    contact = penetration(case.a, case.b)
+    moved = translated(case.a, -contact.depth * np.asarray(contact.normal))
+    assert contracts.overlap_at_most(moved, case.b, [contact.normal], target=case.touch) \
+        <= case.touch
+    assert contracts.separation(moved, case.b) <= case.touch
+    check_all(case)
