@@ -282,19 +282,7 @@ def _moved_apart(a, b, offset):
         def gap(lam):
             return distance(other, translated(Point(), p + lam * (q - p))).distance
 
-        lo, hi, golden = 0.0, 1.0, (math.sqrt(5.0) - 1.0) / 2.0
-        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        f1, f2 = gap(x1), gap(x2)
-        for _ in range(80):
-            if f1 < f2:
-                hi, x2, f2 = x2, x1, f1
-                x1 = hi - golden * (hi - lo)
-                f1 = gap(x1)
-            else:
-                lo, x1, f1 = x1, x2, f2
-                x2 = lo + golden * (hi - lo)
-                f2 = gap(x2)
-        lam = x1 if f1 < f2 else x2
+        lam, _ = golden_least(gap, 0.0, 1.0)
         nearest = distance(other, translated(Point(), p + lam * (q - p)))
         u = nearest.point_b - nearest.point_a          # from the other shape to the segment
         if not nearest.distance > 0.0 or not np.any(u):
@@ -322,20 +310,25 @@ def _moved_apart(a, b, offset):
         def square(theta):
             return margin(math.cos(theta) * t1 + math.sin(theta) * t2)
 
-        lo, hi = -math.pi / 2.0, math.pi / 2.0
-        x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        f1, f2 = square(x1), square(x2)
-        for _ in range(80):
-            if f1 > f2:
-                hi, x2, f2 = x2, x1, f1
-                x1 = hi - golden * (hi - lo)
-                f1 = square(x1)
-            else:
-                lo, x1, f1 = x1, x2, f2
-                x2 = lo + golden * (hi - lo)
-                f2 = square(x2)
-        return max(f1, f2) > 0.0
+        return -golden_least(lambda theta: -square(theta), -math.pi / 2.0, math.pi / 2.0)[1] > 0.0
     return False
+
+
+def golden_least(f, lo, hi, steps=80):
+    """(x, f(x)) at the least of a unimodal ``f`` on [lo, hi], by golden-section search."""
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(steps):
+        if f1 < f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - golden * (hi - lo)
+            f1 = f(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + golden * (hi - lo)
+            f2 = f(x2)
+    return (x1, f1) if f1 < f2 else (x2, f2)
 
 
 # Directions ``exit_at_most`` tries before giving up (each one support call on each shape).
