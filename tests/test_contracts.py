@@ -656,10 +656,11 @@ FOUND = [
     # start on the touching translated needle (FAILED) and only a plane the moved segment lies
     # beyond (``_moved_apart``) shows MPR's depth right.
     ("segment", "user's class", -39, -6, "concentric", 57366),
-    # MPR's pass 2 ended on a portal with two vertices equal to rounding (a sphere 1e3 times
-    # smaller under a shear, nearly touching a box swept along a segment): its "normal" was
-    # noise, and the point of that segment nearest the origin, inside C, came out CONVERGED,
-    # 5e-7 short of the boundary. Such a portal is flat now (``mpr._portal_dir``).
+    # MPR's pass 2 ended on a portal with two vertices a hair apart (a sphere 1e3 times smaller
+    # under a shear, nearly touching a box swept along a segment): its normal, from the far
+    # vertex, was noise, and the portal's point nearest the origin, inside C, came out
+    # CONVERGED, 5e-7 short of the boundary. Its normal comes from its two shorter edges now
+    # (``mpr._portal_dir``).
     ("minkowski sum", "sphere", 0, -3, "nearly touching", 4294967294),
 ]
 

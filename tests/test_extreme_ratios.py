@@ -234,7 +234,7 @@ def test_epa_contact_on_a_sliver_portal_lies_on_the_small_disc():
     # points 1e-7 apart and a vertex 1.7 away. The crossing's barycentric coordinates from triple
     # products rebuilt the crossing 3.4e-11 off, and moving the disc's point to close that gap
     # put it 2.9e-11 outside the rim (the tolerance is 1.4e-11). The coordinates are now solved
-    # again from the portal's long edge where they miss (``geometry.refined_coordinates``).
+    # again from the portal's long edge where they miss (``simplex.refined_coordinates``).
     case = ExtremeCase("collinear hull", "disc", -3, 2, "concentric", 101)
     for method in ("epa", "mpr", "hybrid"):
         contact = penetration(case.a, case.b, method)
@@ -294,7 +294,7 @@ def test_two_flat_boxes_nearly_touching_have_one_depth_both_ways_round():
     # start tetrahedron at 2.99e-10 for the nearest, where A − B found the least, 2.69e-10 (the
     # least over the separating axes of the two rectangles: their normals and the crosses of
     # their edges). That face's plane, through two vertices 1e-6 apart and one 2 away, was
-    # 3e-11 off by the cancellation of its cross product (``epa._sliver_face_normal``).
+    # 3e-11 off by the cancellation of its cross product (``geometry.sliver_cross``).
     case = ExtremeCase("flat box", "flat box", -6, 6, "nearly touching", 1000000)
     forward, backward = penetration(case.a, case.b), penetration(case.b, case.a)
     assert forward.status is backward.status is Status.CONVERGED

@@ -365,6 +365,14 @@ def test_coordinates_on_a_sliver_portal_rebuild_their_point(seed):
     refined = np.array(refined_coordinates(*map(tuple, corners), tuple(q), tuple(raw)))
     assert np.all(refined >= 0.0) and refined.sum() == pytest.approx(1.0, abs=1e-15)
     assert np.linalg.norm(refined @ corners - q) <= 64 * np.finfo(float).eps * 2.0
+    # On the long edge itself, where a re-solved weight can come out -1e-9 and be clamped:
+    # never further from q than the coordinates it was given.
+    on_edge = 0.3 * p1 + 0.7 * p2
+    raw = np.array(triangle_coordinates(*map(tuple, corners), tuple(on_edge),
+                                        cross(tuple(p2 - p1), tuple(p3 - p1))))
+    raw = np.maximum(raw, 0.0) / np.maximum(raw, 0.0).sum()
+    again = np.array(refined_coordinates(*map(tuple, corners), tuple(on_edge), tuple(raw)))
+    assert np.linalg.norm(again @ corners - on_edge) <= np.linalg.norm(raw @ corners - on_edge)
     # Well-shaped triangles keep the coordinates they had, bit for bit.
     wide = corners.copy()
     wide[2] = p1 + rng.normal(size=3)
@@ -381,7 +389,7 @@ def test_a_ray_crosses_a_sliver_portal_where_exact_arithmetic_puts_it(seed):
     # large curved shape): from one far vertex both edges are long and nearly parallel, their
     # cross product cancelled, and the plane tilted by ~1e-8. The crossing came 1.1e-9 beyond
     # C's boundary, and translating by it left the shapes that far apart. The sliver's normal
-    # now comes from its short edge (``mpr._sliver_normal``).
+    # now comes from its short edge (``geometry.sliver_cross``).
     from fractions import Fraction
     rng = np.random.default_rng(seed)
     w1 = rng.normal(size=3) * 0.5
@@ -406,14 +414,13 @@ def test_a_ray_crosses_a_sliver_portal_where_exact_arithmetic_puts_it(seed):
     assert np.linalg.norm(rebuilt - t * r) <= 64 * np.finfo(float).eps
 
 
-def test_a_portal_with_two_vertices_equal_to_rounding_is_flat():
-    # Its cross product is the rounding of the two vertices' difference: no normal at all.
+def test_a_portal_with_two_vertices_a_hair_apart_has_the_normal_of_its_plane():
+    # Two support points of a small sphere 1e-9 apart and one of a large box 2 away: from the
+    # far vertex the cross product cancelled to a normal 4e-7 off, whose plane MPR's pass 2
+    # took for C's boundary. From the two shorter edges it is square to every edge to rounding.
     far = (0.072243892, 1.993221351, 0.153846706)
     near = (-1.85e-07, -6.89e-07, 7.02e-07)
-    twin = (near[0] * (1.0 + 1e-16), near[1], near[2])
-    assert mpr._portal_dir((far, near, twin)) is None
-    # A sliver that is not flat keeps a normal, square to its edges to rounding.
     apart = (near[0] + 1e-9, near[1] - 2e-9, near[2] + 1e-9)
     n = np.array(mpr._portal_dir((far, near, apart)))
-    for e in (np.subtract(near, far), np.subtract(apart, near)):
+    for e in (np.subtract(near, far), np.subtract(apart, near), np.subtract(far, apart)):
         assert abs(n @ e) <= 1e-12 * np.linalg.norm(e)

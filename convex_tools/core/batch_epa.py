@@ -365,8 +365,8 @@ def _face_planes(p, q, w, floor):
     aa, bb = _dot(a, a), _dot(b, b)
     sliver = nn < SLIVER_SIN2 * aa * bb
     if sliver.any():
-        # From the two shorter edges (``epa._sliver_face_normal``): a × b = a × c = b × c.
-        c = b - a
+        # From the two shorter edges (``geometry.sliver_cross``): a × b = a × c = b × c.
+        c = q - p                 # (from the points: b − a of two long edges is not exact)
         cc = _dot(c, c)
         longest_c = (cc >= aa) & (cc >= bb)
         alt = np.where((aa <= bb)[..., None], _cross(a, c), _cross(b, c))

@@ -58,7 +58,8 @@ from . import mpr, simplex
 from .depth_polish import (POLISH_FLOOR, Surface, polish, polish_tolerance, polished_points,
                            probe_shape)
 from .geometry import (COORDINATE_ROUNDING, LENGTH_FLOOR, cross, dot, norm2, perpendicular,
-                       split_residual, sub, support_of_difference, triangle_coordinates, triple)
+                       sliver_cross, split_residual, sub, support_of_difference,
+                       triangle_coordinates, triple)
 from .results import Status
 from .simplex import closest_to_origin, combine, refined_coordinates
 
@@ -119,7 +120,9 @@ COPLANAR_COSINE_GAP = 1e-12
 DEGENERATE_SIN2 = 1e-20
 
 # A face whose angle at its new vertex has a sine below sqrt(this) is a sliver: its normal is
-# taken from its two shorter edges (``_sliver_face_normal``), as the simplex's (``simplex``).
+# taken from its two shorter edges (``geometry.sliver_cross``: from the far vertex the two long
+# edges cancel, and the plane of a sliver 1e-6 wide and 2 long was 3e-11 off, enough for EPA on
+# A − B and on B − A to take different faces for the nearest).
 SLIVER_SIN2 = simplex.SLIVER_SIN2
 
 # A tetrahedron is flat when |volume| <= this · |e1|·|e2|·|e3| (the box its edges span): the
@@ -420,7 +423,9 @@ class _Faces:
             nz = ax * by - ay * bx
             nn = nx * nx + ny * ny + nz * nz
             if nn < sliver * aa * bb:
-                nx, ny, nz = _sliver_face_normal(ax, ay, az, aa, bx, by, bz, bb)
+                P, Q = W[p], W[q]
+                nx, ny, nz = sliver_cross(ax, ay, az, aa, bx, by, bz, bb,
+                                          Q[0] - P[0], Q[1] - P[1], Q[2] - P[2])
                 nn = nx * nx + ny * ny + nz * nz
             if nn <= degenerate * aa * bb or nn == 0.0:
                 return False                      # w lies on the line of the edge
@@ -442,22 +447,6 @@ class _Faces:
             faces[first][9] = fi - 1              # (the loop closes)
             faces[fi - 1][8] = first
         return True
-
-
-def _sliver_face_normal(ax, ay, az, aa, bx, by, bz, bb):
-    """a × b for a face (p, q, w) with a = p − w, b = q − w at a small angle (a sliver), from
-    its two shorter edges: a × b = a × c = b × c with c = q − p, and a cross product is exact
-    to ε·|e1|·|e2| of its two edges' lengths. From a far w, a and b are long and nearly
-    parallel and cancel to a normal 1e-10 off on a sliver 1e-6 wide and 2 long; its plane
-    distance n·w was then 3e-11 off, and two runs of EPA on the same polytope (A − B and
-    B − A) took different faces for the nearest."""
-    cx, cy, cz = bx - ax, by - ay, bz - az
-    cc = cx * cx + cy * cy + cz * cz
-    if cc >= aa and cc >= bb:
-        return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-    if aa <= bb:                                  # b the longest: a × c
-        return ay * cz - az * cy, az * cx - ax * cz, ax * cy - ay * cx
-    return by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx     # a the longest: b × c
 
 
 def _projection_coordinates_raw(W, face):

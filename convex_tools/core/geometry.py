@@ -80,6 +80,21 @@ def triangle_coordinates(p1, p2, p3, q, n):
     return out
 
 
+def sliver_cross(ax, ay, az, aa, bx, by, bz, bb, cx, cy, cz):
+    """a × b for two edges a, b of a triangle from one vertex (|a|² = aa, |b|² = bb) at a small
+    angle (a sliver), from its two shorter edges: a × b = a × c = b × c, with c = b − a the
+    third edge *taken from the triangle's own points* (a difference of two nearby points is
+    exact; b − a of two long edges is not). A cross product is exact to ε·|e1|·|e2| of its two
+    edges' lengths: from a far vertex, a and b are long and nearly parallel and cancel (a
+    normal 1e-10 off on a sliver 1e-6 wide and 2 long); the short edge c does not."""
+    cc = cx * cx + cy * cy + cz * cz
+    if cc >= aa and cc >= bb:
+        return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    if aa <= bb:                                  # b the longest: a × c
+        return ay * cz - az * cy, az * cx - ax * cz, ax * cy - ay * cx
+    return by * cz - bz * cy, bz * cx - bx * cz, bx * cy - by * cx     # a the longest: b × c
+
+
 def sub(a, b):
     """a − b"""
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])

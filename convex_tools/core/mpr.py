@@ -64,11 +64,11 @@ import numpy as np
 
 from . import depth_polish, validation
 from .depth_polish import Surface
-from .geometry import (centre_difference, norm2, split_residual, support_of_difference,
-                       triangle_coordinates, triple, unit)
+from .geometry import (centre_difference, norm2, sliver_cross, split_residual,
+                       support_of_difference, triangle_coordinates, triple, unit)
 from .results import Contact, Status
 from .shapes import contact_size
-from .simplex import FLAT_TRIANGLE_SIN2, SLIVER_SIN2, closest_to_origin, refined_coordinates
+from .simplex import SLIVER_SIN2, closest_to_origin, refined_coordinates
 
 # Support calls per pass (pass 1 and pass 2 each). Portals on boxes and hulls reach the boundary
 # in under 10; ellipsoids and cones in under 40 (seed 001 §4.1.3: 20–70 for both passes).
@@ -364,14 +364,13 @@ def _refine(sa, sb, v0, r, portal, *, clip, tolerance, stop_at_hit, out, secant=
 
 def _portal_dir(portal):
     """The portal's outward unit normal, (q2 − q1) × (q3 − q1) normalised (libccd's
-    ``portalDir``), from its two shorter edges on a sliver (``_sliver_normal``); None if it is
-    flat to rounding (``simplex.FLAT_TRIANGLE_SIN2``).
+    ``portalDir``), from its two shorter edges on a sliver (``geometry.sliver_cross``); None if
+    it is flat.
 
-    A portal with two vertices equal to rounding (two support points of a sphere 1e3 times
-    smaller than the box beside it, 1e-16 apart) is a segment: its "normal" is the rounding of
-    their difference, a plane through the segment that support points along it confirm, and
-    the point of the segment nearest the origin, inside C, was taken for a boundary point
-    (5e-7 short of it). It is flat: the pass ends DEGENERATE and says so."""
+    A portal with two vertices a hair apart (two support points of a sphere 1e3 times smaller
+    than the box beside it) and one far off: from the far vertex the cross product cancelled to
+    noise, a plane through the portal that the support points along it confirmed, and pass 2
+    took the nearest point of the portal, inside C, for a boundary point (5e-7 short of it)."""
     q1, q2, q3 = portal
     q1x, q1y, q1z = q1[0], q1[1], q1[2]
     ux, uy, uz = q2[0] - q1x, q2[1] - q1y, q2[2] - q1z
@@ -380,12 +379,9 @@ def _portal_dir(portal):
     nn = nx * nx + ny * ny + nz * nz
     uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
     if nn < SLIVER_SIN2 * uu * vv:
-        nx, ny, nz = _sliver_normal(q1, q2, q3, uu, vv)
+        nx, ny, nz = sliver_cross(ux, uy, uz, uu, vx, vy, vz, vv,
+                                  q3[0] - q2[0], q3[1] - q2[1], q3[2] - q2[2])
         nn = nx * nx + ny * ny + nz * nz
-        ww = (q3[0] - q2[0]) ** 2 + (q3[1] - q2[1]) ** 2 + (q3[2] - q2[2]) ** 2
-        shorter = sorted((uu, vv, ww))          # the two edges the normal came from
-        if nn <= FLAT_TRIANGLE_SIN2 * shorter[0] * shorter[1]:
-            return None
     if nn == 0.0:
         return None
     s = 1.0 / math.sqrt(nn)
@@ -667,7 +663,11 @@ def ray_crossing(portal, r):
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
     uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
     if nx * nx + ny * ny + nz * nz < SLIVER_SIN2 * uu * vv:
-        nx, ny, nz = _sliver_normal(w1, w2, w3, uu, vv)
+        # (a sliver: from its two shorter edges, ``geometry.sliver_cross``; a portal 0.7 long
+        # with two vertices 1e-8 apart tilted by 1.5e-8, and its crossing came 1.1e-9 beyond
+        # C's boundary)
+        nx, ny, nz = sliver_cross(ux, uy, uz, uu, vx, vy, vz, vv,
+                                  w3[0] - w2[0], w3[1] - w2[1], w3[2] - w2[2])
     rn = nx * r[0] + ny * r[1] + nz * r[2]
     if rn <= 0.0:
         return None
@@ -679,27 +679,6 @@ def ray_crossing(portal, r):
         return None
     q = (t * r[0], t * r[1], t * r[2])
     return t, refined_coordinates(w1, w2, w3, q, (lam[0] / total, lam[1] / total, lam[2] / total))
-
-
-def _sliver_normal(w1, w2, w3, uu, vv):
-    """The normal of a sliver triangle from its two shorter edges (|u|², |v|²: those from w1).
-
-    From w1 the two edges of a sliver whose short edge is w2 w3 are long and nearly parallel,
-    and their cross product cancels to ε·|u|·|v| of absolute error: a tilt of the plane of
-    ε·|u|/|w2 − w3| radians (1.5e-8 on a portal 0.7 long with two vertices 1e-8 apart, which
-    put the crossing 1.1e-9 beyond C's boundary). The short edge is a difference of two nearby
-    points, exact, and crossed with a long edge it gives the same normal to rounding."""
-    ww = (w3[0] - w2[0]) ** 2 + (w3[1] - w2[1]) ** 2 + (w3[2] - w2[2]) ** 2
-    # The vertex where the two shorter edges meet: w1 if w2 w3 is the longest.
-    if ww >= uu and ww >= vv:
-        a, b, c = w1, w2, w3
-    elif uu >= vv:                 # w1 w2 longest: from w3
-        a, b, c = w3, w1, w2
-    else:                          # w1 w3 longest: from w2
-        a, b, c = w2, w3, w1
-    ux, uy, uz = b[0] - a[0], b[1] - a[1], b[2] - a[2]
-    vx, vy, vz = c[0] - a[0], c[1] - a[1], c[2] - a[2]
-    return uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
 
 
 def _end(out: _Pass, status: Status, calls: int) -> _Pass:

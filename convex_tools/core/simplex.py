@@ -30,7 +30,8 @@ from .predicates import UNDECIDED, orient_float
 FLAT_TRIANGLE_SIN2 = 1e-18
 # A triangle whose angle at its first point has a sine below sqrt(this) (0.06°) is a sliver:
 # Cramer's rule from that point would lose ~ε·|p|/sin of the answer, and it is solved across
-# its longest edge instead (``_across_long_edge``).
+# its longest edge instead (``_across_long_edge``) unless Cramer's signs show the origin
+# clearly outside (``CRAMER_ULPS``).
 SLIVER_SIN2 = 1e-6
 # Cramer's weights on a sliver are trusted to show the origin outside (their signs) only
 # beyond this many ulps of |p0|·|e1|·|e2|·|e|/|n|², their rounding (``_triangle``). At
@@ -38,7 +39,7 @@ SLIVER_SIN2 = 1e-6
 # 760 far from the origin and 300 with the origin 1e-13 beside an edge (``test_parity``); at
 # 0 they did not.
 CRAMER_ULPS = 16.0
-_EPS = 2.220446049250313e-16        # the unit roundoff of a float64 (2^-52)
+_EPS = 2.220446049250313e-16        # a float64's machine epsilon (2^-52)
 # A tetrahedron counts as flat when |volume| is below this fraction of the product of its edge
 # lengths (the volume of the box they span): its faces then carry the answer.
 FLAT_TETRAHEDRON_RATIO = 1e-12
@@ -76,15 +77,9 @@ def cancels(vv: float, size2: float, n: int) -> bool:
 def solve(points):
     """``closest_to_origin`` relative to the first point as given (no cancellation check)."""
     n = len(points)
-    if n == 1:
-        return points[0], [1.0]
-    if n == 2:
-        return _segment(points[0], points[1])
-    if n == 3:
-        return _triangle(points[0], points[1], points[2])
-    if n == 4:
-        return _tetrahedron(points[0], points[1], points[2], points[3])
-    raise ValueError(f"a simplex has 1 to 4 points, got {n}")
+    if not 1 <= n <= 4:
+        raise ValueError(f"a simplex has 1 to 4 points, got {n}")
+    return SOLVERS[n](*points)
 
 
 def _point(p):
@@ -155,7 +150,8 @@ def _triangle(p0, p1, p2):
     ny = e1z * e2x - e1x * e2z
     nz = e1x * e2y - e1y * e2x
     nn = nx * nx + ny * ny + nz * nz
-    if nn > 0.0:
+    across = not nn > 0.0                  # (flat, or NaN: solved across, below)
+    if not across:
         # Cramer's rule: barycentrics of the origin's projection q onto the plane, with
         # q - p0 = l1 e1 + l2 e2: l1 = n·((-p0) × e2)/nn and l2 = n·(e1 × (-p0))/nn (the normal
         # part of -p0 drops out).
@@ -182,11 +178,10 @@ def _triangle(p0, p1, p2):
             slack2 = CRAMER_ULPS * CRAMER_ULPS * _EPS * _EPS \
                 * ((ax * ax + ay * ay + az * az) * (e11 if e11 > e22 else e22) / nn) \
                 * (e11 * e22 / nn)
-            if not (l0 * l0 > slack2 and l1 * l1 > slack2 and l2 * l2 > slack2):
-                nn = 0.0                # (Cramer cannot settle it: across, below)
+            across = not (l0 * l0 > slack2 and l1 * l1 > slack2 and l2 * l2 > slack2)
         else:
-            nn = 0.0                    # (a sliver, the origin inside: across, below)
-    if nn == 0.0:
+            across = True               # (a sliver, the origin inside)
+    if across:
         solved = _across_long_edge(p0, p1, p2)
         if solved is None:
             return _best_edge(p0, p1, p2, _ALL_EDGES)
@@ -301,11 +296,13 @@ def refined_coordinates(p1, p2, p3, q, lam):
     if solved is None:
         return lam
     m0, m1, m2 = solved[0], solved[1], solved[2]
-    if min(m0, m1, m2) < -OUTSIDE_COORDINATE or not _miss2(p1, p2, p3, q, m0, m1, m2) < residual:
-        return lam      # no better, or q outside the triangle (``lam`` is clamped on purpose)
+    if min(m0, m1, m2) < -OUTSIDE_COORDINATE:
+        return lam      # q outside the triangle (``lam`` is clamped on purpose)
     m0, m1, m2 = max(m0, 0.0), max(m1, 0.0), max(m2, 0.0)
     total = m0 + m1 + m2
-    return (m0 / total, m1 / total, m2 / total)
+    m0, m1, m2 = m0 / total, m1 / total, m2 / total
+    # (Judged as returned, clamped: a weight −1e-9 clamped moves the point by 1e-9 of |q|.)
+    return (m0, m1, m2) if _miss2(p1, p2, p3, q, m0, m1, m2) < residual else lam
 
 
 def _miss2(p1, p2, p3, q, l0, l1, l2):

@@ -120,24 +120,27 @@ def describe(entries, names):
     return arrays, kept, skipped
 
 
-def _make(kind, params, hull_points=None):
-    from convex_tools.core import Box, Capsule, Cone, Cylinder, Ellipsoid, Hull, Sphere
+def _make(kind, params, hull_points=None, package=None):
+    """A shape of ``kind`` from its parameters, with ``package``'s classes (convex_tools.core
+    by default; ``bench.py ab`` passes an earlier checkout's)."""
+    if package is None:
+        import convex_tools.core as package
 
     p = [] if params is None else [float(v) for v in params]
     if kind == BOX:
-        return Box(p)
+        return package.Box(p)
     if kind == SPHERE:
-        return Sphere(p[0])
+        return package.Sphere(p[0])
     if kind == ELLIPSOID:
-        return Ellipsoid(p)
+        return package.Ellipsoid(p)
     if kind == CAPSULE:
-        return Capsule(p[0], p[1])
+        return package.Capsule(p[0], p[1])
     if kind == CYLINDER:
-        return Cylinder(p[0], p[1])
+        return package.Cylinder(p[0], p[1])
     if kind == CONE:
-        return Cone(p[0], p[1])
+        return package.Cone(p[0], p[1])
     if kind == HULL:
-        return Hull(np.asarray(hull_points, dtype=float))
+        return package.Hull(np.asarray(hull_points, dtype=float))
     raise ValueError(f"unknown shape kind {kind}")
 
 

@@ -66,16 +66,10 @@ def run(args):
 
 def _same_shape(package, shape):
     """``shape`` (this checkout's) rebuilt with ``package``'s classes."""
-    from _peer_shapes import BOX, CAPSULE, CONE, CYLINDER, ELLIPSOID, HULL, SPHERE, _params
+    from _peer_shapes import _make, _params
 
     kind, p = _params(shape)
-    make = {BOX: lambda: package.Box(tuple(p)), SPHERE: lambda: package.Sphere(p[0]),
-            ELLIPSOID: lambda: package.Ellipsoid(tuple(p)),
-            CAPSULE: lambda: package.Capsule(p[0], p[1]),
-            CYLINDER: lambda: package.Cylinder(p[0], p[1]),
-            CONE: lambda: package.Cone(p[0], p[1]),
-            HULL: lambda: package.Hull(np.asarray(shape.vertices, dtype=float))}
-    return make[kind]()
+    return _make(kind, p, getattr(shape, "vertices", None), package)
 
 
 def _interleaved(old, new, a, b, poses, query, rounds):
