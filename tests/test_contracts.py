@@ -338,8 +338,8 @@ EXIT_SEARCH_CALLS = 2000
 def exit_at_most(a, b, r, starts):
     """An upper bound on where the ray t·r from the origin leaves A − B (0 if the origin is
     outside): min h(u) / (u·r) over the directions u tried, each a supporting plane the ray
-    meets. A compass search from ``starts`` over the unit sphere, its step halved when no
-    direction improves. The depth of a and b is no more than this; unlike the reach along one
+    meets. A compass search from ``starts`` over the unit sphere: the step doubles along a
+    direction that improved and shrinks fourfold when none does. The depth of a and b is no more than this; unlike the reach along one
     normal, it converges where A − B is folded (a thin flat shape's rim), whose least reach
     lies in a kinked valley a compass search creeps along."""
     r = np.asarray(r, dtype=float) / np.linalg.norm(r)
@@ -348,7 +348,7 @@ def exit_at_most(a, b, r, starts):
         ru = float(u @ r)
         return reach(a, b, u) / ru if ru > 0.0 else math.inf
 
-    best, u = min((along(s / np.linalg.norm(s)), tuple(s / np.linalg.norm(s))) for s in starts)
+    best, u = min((along(s), tuple(s)) for s in starts)      # (unit: ``overlap_at_most``)
     u = np.asarray(u)
     step, calls, first = 1e-2, len(starts), 0
     while step > 1e-15 and calls < EXIT_SEARCH_CALLS and best > 0.0:
@@ -404,7 +404,7 @@ def check_distance(case):
         # the distance, and a support plane tilted by that moves by as much times the size.
         # A stalled GJK says so: on a needle 1e-6 as thick as long, v is only ~1e-5 accurate.)
         n = (r.point_b - r.point_a) / r.distance
-        lower = float(b.support(-n) @ n - a.support(n) @ n)
+        lower = -reach(a, b, n)
         slack = case.touch + case.large * case.rounding / r.distance
         assert lower == pytest.approx(r.distance, abs=slack)
     # What the other queries are checked against: the distance if GJK converged, else the

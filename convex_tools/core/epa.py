@@ -588,15 +588,15 @@ def _failed(poly) -> EPAResult:
 
 def _projection_coordinates(p0, p1, p2, n, d):
     """Barycentric coordinates of d·n (the origin projected on the plane) in triangle p0 p1 p2."""
-    lam = triangle_coordinates(p0, p1, p2, (d * n[0], d * n[1], d * n[2]), n)
+    q = (d * n[0], d * n[1], d * n[2])
+    lam = triangle_coordinates(p0, p1, p2, q, n)
     total = lam[0] + lam[1] + lam[2]
     if not total > 0.0:
         return (1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0)
     # Rounding can leave a coordinate slightly negative for a projection on an edge: clamp it.
     lam = [l if l > 0.0 else 0.0 for l in lam]
     total = lam[0] + lam[1] + lam[2]
-    return refined_coordinates(p0, p1, p2, (d * n[0], d * n[1], d * n[2]),
-                               (lam[0] / total, lam[1] / total, lam[2] / total))
+    return refined_coordinates(p0, p1, p2, q, (lam[0] / total, lam[1] / total, lam[2] / total))
 
 
 def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):

@@ -672,12 +672,11 @@ def ray_crossing(portal, r):
     if rn <= 0.0:
         return None
     t = (nx * w1[0] + ny * w1[1] + nz * w1[2]) / rn
-    lam = [l if l > 0.0 else 0.0 for l in
-           triangle_coordinates(w1, w2, w3, (t * r[0], t * r[1], t * r[2]), (nx, ny, nz))]
+    q = (t * r[0], t * r[1], t * r[2])
+    lam = [l if l > 0.0 else 0.0 for l in triangle_coordinates(w1, w2, w3, q, (nx, ny, nz))]
     total = lam[0] + lam[1] + lam[2]
     if not total > 0.0:
         return None
-    q = (t * r[0], t * r[1], t * r[2])
     return t, refined_coordinates(w1, w2, w3, q, (lam[0] / total, lam[1] / total, lam[2] / total))
 
 
