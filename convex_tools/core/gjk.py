@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -220,11 +221,11 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
             (vx, vy, vz), lam = from_nearest(W)
             new_vv = vx * vx + vy * vy + vz * vz
         if 0.0 in lam:                 # keep the smallest sub-simplex that expresses v
-            keep = [i for i, l in enumerate(lam) if l > 0.0]
-            W = [W[i] for i in keep]
-            A = [A[i] for i in keep]
-            B = [B[i] for i in keep]
-            lam = [lam[i] for i in keep]
+            # (The weights are >= 0: ``compress`` keeps the points whose weight is not 0.)
+            W = list(compress(W, lam))
+            A = list(compress(A, lam))
+            B = list(compress(B, lam))
+            lam = list(filter(None, lam))
         if len(W) == 4 or new_vv <= containment * max_w2:
             status = Status.INTERSECTING if len(W) == 4 or new_vv == 0.0 else Status.TOUCHING
             vv = new_vv

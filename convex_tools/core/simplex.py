@@ -22,6 +22,7 @@ of ``bench.py gjk penetration continuous --quick`` take that path).
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import compress
 
 from .predicates import UNDECIDED, orient_float
 
@@ -361,7 +362,17 @@ def _tetrahedron(p0, p1, p2, p3):
                 return (0.0, 0.0, 0.0), _exact_weights(p0, p1, p2, p3)
             outside = (0, 1, 2, 3)
         else:
-            outside = [i for i, l in enumerate((l0, l1, l2, l3)) if l < 0.0]
+            negative = (l0 < 0.0, l1 < 0.0, l2 < 0.0, l3 < 0.0)
+            if negative.count(True) == 1:
+                # One face sees the origin (the common case): its triangle answers, the
+                # opposite vertex's weight 0.
+                i = negative.index(True)
+                f = _FACES[i]
+                pts = (p0, p1, p2, p3)
+                v, w = _triangle(pts[f[0]], pts[f[1]], pts[f[2]])
+                w.insert(i, 0.0)
+                return v, w
+            outside = list(compress(range(4), negative))
     pts = (p0, p1, p2, p3)
     best_v, best_w, best_d = None, None, float("inf")
     for i in outside:
