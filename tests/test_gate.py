@@ -3,6 +3,10 @@ tolerance, fixed entries, pruning, --strict, and the exit code."""
 
 import datetime
 import json
+import os
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +18,7 @@ from convex_tools.core.level import Finding, check_shapes
 from report_checks import valid_report
 
 TODAY = datetime.date(2026, 6, 1)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def box(x=0.0, half=0.5):
@@ -257,3 +262,31 @@ def test_gating_again_gives_the_same_report():
     gate.apply(r, fail_on="warning")
     assert rp.to_json(r) == first
     assert np.isfinite(r["files"][0]["findings"][0]["distance"])
+
+
+_REUSE = """
+import resource, sys
+import numpy as np
+if sys.argv[1] == "tuned":
+    from convex_tools.cli import keep_freed_memory
+    assert keep_freed_memory()
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+a = np.ones(20 << 17); del a                 # 20 MB, allocated and freed
+before = faults(); a = np.ones(20 << 17)     # and again: fresh pages, or the freed ones?
+print(faults() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or
+                    platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
+def test_the_command_line_keeps_the_memory_it_frees_for_its_next_arrays():
+    # A level check frees and allocates arrays of tens of megabytes stage after stage; by
+    # default glibc hands freed memory back, and the next array faults its pages in anew.
+    def second_allocation_faults(mode):
+        done = subprocess.run([sys.executable, "-c", _REUSE, mode], capture_output=True,
+                              text=True, check=True, env=dict(os.environ, PYTHONPATH=ROOT))
+        return int(done.stdout)
+
+    default, tuned = second_allocation_faults("default"), second_allocation_faults("tuned")
+    assert default > 100 and tuned * 10 < default

@@ -100,6 +100,12 @@ assert convex_tools.__file__.startswith(sys.argv[5]), convex_tools.__file__
 from convex_tools import level_check, objects
 path, batched, jobs, out = sys.argv[1], eval(sys.argv[2]), eval(sys.argv[3]), sys.argv[4]
 convex_tools.register()
+try:                          # the process tuned as the command line tunes its own
+    from convex_tools.cli import keep_freed_memory
+except ImportError:           # (an older checkout: as its command line ran)
+    pass
+else:
+    keep_freed_memory()
 t0 = time.perf_counter()
 bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
 t1 = time.perf_counter()
