@@ -326,11 +326,22 @@ def test_a_small_ellipsoid_deep_in_a_large_sphere_has_its_depth_to_the_small_one
     check_all(case)
 
 
+def test_a_touching_contacts_point_is_on_the_smaller_shape():
+    # A 1 m disc nearly touching a 2 µm segment: EPA says TOUCHING, and its common point, the
+    # midpoint of its simplex's points on A and on B (a flat tetrahedron's weights held them
+    # 4e-7 apart), lay 2e-7 off the segment. The distance query's point is on the segment
+    # (found by the random runs of 28 Nov 2026).
+    case = ExtremeCase("disc", "segment", -6, 2, "nearly touching", 2600366363)
+    for method in ("epa", "hybrid"):
+        contact = penetration(case.a, case.b, method)
+        assert contact.status is Status.TOUCHING
+        assert contracts.off_shape(case.b, contact.point_b) <= case.touch
+        assert contracts.off_shape(case.a, contact.point_a) <= case.touch
+    check_all(case)
+
+
 @pytest.mark.xfail(strict=True, reason="open: found by the random runs of 28 Nov 2026")
 @pytest.mark.parametrize("kind_a, kind_b, ratio, offset, placement, seed", [
-    # A 1 m disc nearly touching a 2 µm segment: EPA says TOUCHING, and its common point (the
-    # midpoint of the simplex's points on A and on B) lies 2e-7 off the segment.
-    ("disc", "segment", -6, 2, "nearly touching", 2600366363),
     # A 1 µm sphere 0.14 deep in a cylinder's side: the answer, translated, overlaps by ~1e-13
     # (worked out by hand), but neither EPA nor MPR on the translated pair converges, and the
     # compass search of ``exit_at_most`` stalls in the side's kinked valley at 1.2e-11.
