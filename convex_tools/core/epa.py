@@ -245,16 +245,20 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
                            LOCAL)
         # 2. Support point w of C along the face normal; its plane is an upper bound.
         iterations += 1
-        w, pa, pb = support_of_difference(sa, sb, nx, ny, nz)
+        # (``geometry.support_of_difference``, written out as in GJK's loop)
+        pa = sa(nx, ny, nz)
+        pb = sb(-nx, -ny, -nz)
+        wx, wy, wz = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
+        w = (wx, wy, wz)
         poly.calls += 1
         wi = len(W)
         W.append(w)
         A.append(pa)
         B.append(pb)
-        ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+        ww = wx * wx + wy * wy + wz * wz
         if ww > scale * scale:
             scale = poly.scale = math.sqrt(ww)
-        h = nx * w[0] + ny * w[1] + nz * w[2]
+        h = nx * wx + ny * wy + nz * wz
         gap = h - d
         if h < upper:
             upper = h
@@ -362,6 +366,7 @@ class _Faces:
         alive[start] = False
         stack = [start]
         horizon = []
+        spread = False                            # (more faces removed than the start)
         while stack:
             g = faces[stack.pop()]
             i, j, k = g[4], g[5], g[6]
@@ -372,8 +377,11 @@ class _Faces:
                 if tf[1] * wx + tf[2] * wy + tf[3] * wz - tf[0] > tolerance:
                     alive[t] = False
                     stack.append(t)
+                    spread = True
                 else:
                     horizon.append((p, q, t))
+        if not spread:
+            return horizon      # the start face's own three edges, in order: a simple loop
         # One loop through every edge: from the first edge's start, the walk comes back there
         # after exactly as many steps as there are edges (two loops, an annulus, never do).
         after = {e[0]: e for e in horizon}
@@ -422,13 +430,15 @@ class _Faces:
             ny = az * bx - ax * bz
             nz = ax * by - ay * bx
             nn = nx * nx + ny * ny + nz * nz
-            if nn < sliver * aa * bb:
-                P, Q = W[p], W[q]
-                nx, ny, nz = sliver_cross(ax, ay, az, aa, bx, by, bz, bb,
-                                          Q[0] - P[0], Q[1] - P[1], Q[2] - P[2])
-                nn = nx * nx + ny * ny + nz * nz
-            if nn <= degenerate * aa * bb or nn == 0.0:
-                return False                      # w lies on the line of the edge
+            if nn < sliver * aa * bb or nn == 0.0:
+                # (Only here can the face be degenerate: DEGENERATE_SIN2 < SLIVER_SIN2.)
+                if nn < sliver * aa * bb:
+                    P, Q = W[p], W[q]
+                    nx, ny, nz = sliver_cross(ax, ay, az, aa, bx, by, bz, bb,
+                                              Q[0] - P[0], Q[1] - P[1], Q[2] - P[2])
+                    nn = nx * nx + ny * ny + nz * nz
+                if nn <= degenerate * aa * bb or nn == 0.0:
+                    return False                  # w lies on the line of the edge
             s = 1.0 / sqrt(nn)
             nx, ny, nz = nx * s, ny * s, nz * s
             d = nx * wx + ny * wy + nz * wz
