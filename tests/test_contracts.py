@@ -227,8 +227,8 @@ def overlap_at_most(a, b, normals=(), target=None):
     CONVERGED or TOUCHING, else how far A − B reaches along their normals and along ``normals``
     (each such reach bounds the depth from above whatever the status of the answer it came from,
     so a measurement that failed cannot fail the check it serves). Above ``target``, the
-    distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``),
-    and ``target`` itself where a is apart from b once moved by it along that normal
+    distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``,
+    then ``exit_in_plane``), and ``target`` itself where a is apart from b once moved by it along that normal
     (``_moved_apart``: a segment beside a shape 1e6 times smaller)."""
     contacts = (penetration(a, b, "epa"), penetration(a, b, "mpr"))
     if any(c is None for c in contacts):
@@ -243,7 +243,10 @@ def overlap_at_most(a, b, normals=(), target=None):
     if not bounds:
         return min(c.depth for c in contacts)      # nothing better: the answers as they are
     if target is not None and normals and starts and min(bounds) > target:
-        bounds.append(exit_at_most(a, b, starts[0], starts))
+        bound, u = exit_at_most(a, b, starts[0], starts)
+        bounds.append(bound)
+        if min(bounds) > target:
+            bounds.append(exit_in_plane(a, b, starts[0], u))
         if min(bounds) > target and _moved_apart(a, b, -target * starts[0]):
             bounds.append(target)
     return min(bounds)
@@ -337,7 +340,7 @@ EXIT_SEARCH_CALLS = 2000
 
 def exit_at_most(a, b, r, starts):
     """An upper bound on where the ray t·r from the origin leaves A − B (0 if the origin is
-    outside): min h(u) / (u·r) over the directions u tried, each a supporting plane the ray
+    outside), and the direction u that gives it: min h(u) / (u·r) over the directions u tried, each a supporting plane the ray
     meets. A compass search from ``starts`` over the unit sphere: the step doubles along a
     direction that improved and shrinks fourfold when none does. The depth of a and b is no more than this; unlike the reach along one
     normal, it converges where A − B is folded (a thin flat shape's rim), whose least reach
@@ -367,6 +370,41 @@ def exit_at_most(a, b, r, starts):
                 break
         else:
             step *= 0.25
+    return max(best, 0.0), u
+
+
+# ``exit_in_plane``: how far from r (tangent units, about radians) its search looks, and the
+# golden-section steps of each of its two nested searches (61 support values each inner search).
+EXIT_PLANE_HALF = 1e-2
+EXIT_PLANE_STEPS = 60
+
+
+def exit_in_plane(a, b, r, centre):
+    """An upper bound on where the ray t·r from the origin leaves A − B: the least support value
+    h(u) over the u with u·r = 1 within EXIT_PLANE_HALF of ``centre`` (``exit_at_most``'s
+    direction; r itself if that does not face along r). Every such h(u) bounds the exit
+    (t·r ∈ C gives t = (t·r)·u <= h(u)), and h is convex on that plane (a support function), so
+    a golden-section search in each of two coordinates, one nested in the other, finds its
+    least even where the compass search stalls: in the kinked valley of a fold of A − B (a
+    sphere touching a cylinder's side), where the directions that improve lie in a sliver
+    around the valley that none of the compass's sixteen falls in (~3,700 support values)."""
+    r = np.asarray(r, dtype=float) / np.linalg.norm(r)
+    t1 = np.cross(r, (1.0, 0.0, 0.0) if abs(r[0]) < 0.6 else (0.0, 1.0, 0.0))
+    t1 /= np.linalg.norm(t1)
+    t2 = np.cross(r, t1)
+    centre = np.asarray(centre, dtype=float)
+    centre = centre / float(centre @ r) if float(centre @ r) > 0.0 else r   # (on u·r = 1)
+    cx, cy, half = float(centre @ t1), float(centre @ t2), EXIT_PLANE_HALF
+
+    def h(x, y):
+        u = r + x * t1 + y * t2
+        length = float(np.linalg.norm(u))
+        return reach(a, b, u / length) * length
+
+    def least_across(x):
+        return golden_least(lambda y: h(x, y), cy - half, cy + half, EXIT_PLANE_STEPS)[1]
+
+    _, best = golden_least(least_across, cx - half, cx + half, EXIT_PLANE_STEPS)
     return max(best, 0.0)
 
 
