@@ -228,8 +228,8 @@ def overlap_at_most(a, b, normals=(), target=None):
     (each such reach bounds the depth from above whatever the status of the answer it came from,
     so a measurement that failed cannot fail the check it serves). Above ``target``, the
     distance to the boundary along the first of ``normals`` bounds it too (``exit_at_most``,
-    then ``exit_in_plane``), and ``target`` itself where a is apart from b once moved by it along that normal
-    (``_moved_apart``: a segment beside a shape 1e6 times smaller)."""
+    then ``exit_in_plane``), and ``target`` itself where a is apart from b once moved by it
+    along that normal (``_moved_apart``: a segment beside a shape 1e6 times smaller)."""
     contacts = (penetration(a, b, "epa"), penetration(a, b, "mpr"))
     if any(c is None for c in contacts):
         return 0.0
@@ -340,11 +340,13 @@ EXIT_SEARCH_CALLS = 2000
 
 def exit_at_most(a, b, r, starts):
     """An upper bound on where the ray t·r from the origin leaves A − B (0 if the origin is
-    outside), and the direction u that gives it: min h(u) / (u·r) over the directions u tried, each a supporting plane the ray
-    meets. A compass search from ``starts`` over the unit sphere: the step doubles along a
-    direction that improved and shrinks fourfold when none does. The depth of a and b is no more than this; unlike the reach along one
-    normal, it converges where A − B is folded (a thin flat shape's rim), whose least reach
-    lies in a kinked valley a compass search creeps along."""
+    outside), and the direction u that gives it: min h(u) / (u·r) over the directions u
+    tried, each a supporting plane the ray meets. A compass search from ``starts`` over the
+    unit sphere: the step doubles along a direction that improved and shrinks fourfold when
+    none does. The depth of a and b is no more than this; unlike the reach along one normal, it
+    converges where A − B is folded (a thin flat shape's rim), whose least reach lies in a
+    kinked valley a compass search creeps along (but not where no compass direction falls in
+    the valley: ``exit_in_plane``)."""
     r = np.asarray(r, dtype=float) / np.linalg.norm(r)
 
     def along(u):
