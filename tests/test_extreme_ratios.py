@@ -344,3 +344,17 @@ def test_a_touching_contacts_point_is_on_the_smaller_shape():
         assert contracts.off_shape(case.b, contact.point_b) <= case.touch
         assert contracts.off_shape(case.a, contact.point_a) <= case.touch
     check_all(case)
+
+
+def test_segments_a_hair_apart_that_gjk_cannot_decide_are_apart():
+    # A 0.87 m segment and a 0.7 µm one 4.1e-9 apart (found by the random runs of 28 Nov 2026):
+    # C is a sliver parallelogram, GJK stalls at 4.1e-9 with no separating plane (lower bound
+    # 0), and no tetrahedron of MPR's holds the origin. EPA, handed GJK's segment, found a
+    # direction C reaches no further than -4e-9 along, and called the pair TOUCHING with a
+    # point 2e-9 off both; that direction shows them apart.
+    case = ExtremeCase("collinear hull", "collinear hull", -6, 2, "concentric", 3176815793)
+    gap = distance(case.a, case.b).distance
+    assert 4e-9 < gap < 5e-9
+    for method in ("epa", "hybrid"):
+        assert penetration(case.a, case.b, method) is None, method
+    check_all(case)

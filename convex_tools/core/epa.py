@@ -211,6 +211,8 @@ def run(support_a, support_b, points_a, points_b, max_iterations: int | None = N
     start = _initial_tetrahedron(poly)
     if start.status is Status.TOUCHING:
         return _touching(poly, start.normal, start.weights)
+    if start.status is Status.SEPARATED:
+        return _separated(poly, start.normal)
     if start.status is Status.FAILED:
         return _failed(poly)
     return _expand(poly, start.tet, max_iterations, max_faces)
@@ -232,9 +234,14 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
     local = None        # what the local shape of C allows, decided once at the certificate
     iterations = 0
     scale = poly.scale
+    # (Methods and module constants as locals: the loop reads them every iteration.)
+    pop_nearest, silhouette, fan = hull.pop_nearest, hull.silhouette, hull.fan
+    add_w, add_a, add_b = W.append, A.append, B.append
+    exact, certify, unpolished = ROUNDING_GAP, CERTIFY_TOLERANCE, UNPOLISHED_TOLERANCE
+    visible, origin = VISIBLE_TOLERANCE, ORIGIN_TOLERANCE
     while True:
         # 1. The face nearest the origin (its plane distance is the lower bound).
-        fi = hull.pop_nearest()
+        fi = pop_nearest()
         if fi < 0:
             return _answer(poly, faces[best], Status.FAILED, iterations, lower, upper, LOCAL)
         f = faces[fi]
@@ -252,9 +259,9 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
         w = (wx, wy, wz)
         poly.calls += 1
         wi = len(W)
-        W.append(w)
-        A.append(pa)
-        B.append(pb)
+        add_w(w)
+        add_a(pa)
+        add_b(pb)
         ww = wx * wx + wy * wy + wz * wz
         if ww > scale * scale:
             scale = poly.scale = math.sqrt(ww)
@@ -265,23 +272,23 @@ def _expand(poly: _Polytope, tet, max_iterations, max_faces) -> EPAResult:
         if gap < best_gap:
             best, best_gap = fi, gap
         # 3. Exact when the support plane meets the face (every polytope answer ends here).
-        if gap <= ROUNDING_GAP * scale:
+        if gap <= exact * scale:
             f = hull.holding_projection(f, scale)
             return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, EXACT, gap)
         # 3'. Certified within CERTIFY_TOLERANCE: where C is curved, finish locally (Newton)
         #     instead of creeping up on the curvature; where that does not apply, go on to
         #     UNPOLISHED_TOLERANCE and finish along the ray. Sharp spots (vertices, edges,
         #     faces of C) go on to exact.
-        if gap <= CERTIFY_TOLERANCE * h:
+        if gap <= certify * h:
             if local is None:
                 local = _polished(poly, f, wi, gap, Status.CONVERGED, iterations, lower, upper)
                 if isinstance(local, EPAResult):
                     return local
-            if local is RAY and gap <= UNPOLISHED_TOLERANCE * h:
+            if local is RAY and gap <= unpolished * h:
                 return _answer(poly, f, Status.CONVERGED, iterations, lower, upper, RAY, gap)
         # 4. Remove the faces w sees, then fan new faces from the silhouette to w.
-        horizon = hull.silhouette(fi, w, VISIBLE_TOLERANCE * scale)
-        if horizon is None or not hull.fan(horizon, wi, d - ORIGIN_TOLERANCE * scale):
+        horizon = silhouette(fi, w, visible * scale)
+        if horizon is None or not fan(horizon, wi, d - origin * scale):
             # Rounding broke the polytope (w nearly coplanar with many faces): stop with the
             # best face, converged if it is within the unpolished tolerance already.
             bf = faces[best]
@@ -590,6 +597,14 @@ def _touching(poly, normal, weights) -> EPAResult:
     return EPAResult(Status.TOUCHING, 0.0, normal, p, p, 0, poly.calls, 0.0, 0.0, 0.0, poly.scale)
 
 
+def _separated(poly, normal) -> EPAResult:
+    """The shapes are apart: C lies short of the plane through the origin across ``normal``
+    (no depth, no contact; ``penetration`` answers None)."""
+    nan = float("nan")
+    return EPAResult(Status.SEPARATED, 0.0, normal, (nan, nan, nan), (nan, nan, nan), 0,
+                     poly.calls, 0.0, 0.0, 0.0, poly.scale)
+
+
 def _failed(poly) -> EPAResult:
     nan = float("nan")
     return EPAResult(Status.FAILED, nan, (nan, nan, nan), (nan, nan, nan), (nan, nan, nan), 0,
@@ -684,7 +699,8 @@ EXACT, RAY, LOCAL = Finish.EXACT, Finish.RAY, Finish.LOCAL
 class _Start(NamedTuple):
     """How the initial polytope came out (``_initial_tetrahedron``): ``status`` INTERSECTING
     with the ``tet`` (four vertex indices) that holds the origin, TOUCHING with the ``normal``
-    of a zero-depth contact and GJK's ``weights``, or FAILED."""
+    of a zero-depth contact and GJK's ``weights``, SEPARATED with the ``normal`` of a plane
+    that C lies short of (``_not_beyond``), or FAILED."""
 
     status: Status
     tet: tuple = ()
@@ -735,6 +751,18 @@ def _touch_limit(poly):
     return max(TOUCHING_TOLERANCE * poly.scale, LENGTH_FLOOR)
 
 
+def _not_beyond(poly, normal, h, weights):
+    """The start when C reaches no further than the origin along ``normal`` (its support value
+    ``h`` at most ``_touch_limit``): TOUCHING, or SEPARATED where h is below minus that limit.
+    C then lies wholly short of a plane through the origin, and the shapes are apart: GJK's
+    simplex need not hold the origin when GJK stalled without showing them apart either (two
+    segments 1e6 times different in length, 4e-9 apart: C a sliver parallelogram that no
+    tetrahedron of MPR's holds), and EPA is the one to find that plane."""
+    if h < -_touch_limit(poly):
+        return _Start(Status.SEPARATED, normal=normal, weights=weights)
+    return _Start(Status.TOUCHING, normal=normal, weights=weights)
+
+
 def _from_triangle(poly, tri, weights):
     i, j, k = tri
     W = poly.W
@@ -752,10 +780,10 @@ def _from_triangle(poly, tri, weights):
     nx, ny, nz = nx * s, ny * s, nz * s
     x, hx = poly.support(nx, ny, nz)
     if hx <= _touch_limit(poly):
-        return _Start(Status.TOUCHING, normal=(nx, ny, nz), weights=weights)
+        return _not_beyond(poly, (nx, ny, nz), hx, weights)
     y, hy = poly.support(-nx, -ny, -nz)
     if hy <= _touch_limit(poly):
-        return _Start(Status.TOUCHING, normal=(-nx, -ny, -nz), weights=weights)
+        return _not_beyond(poly, (-nx, -ny, -nz), hy, weights)
     # x and y lie on opposite sides of the triangle's plane, so segment xy crosses it at some q;
     # the triangle (which holds the origin) is covered by the three triangles q + edge, hence
     # one of the tetrahedra edge + x + y holds the origin.
@@ -780,8 +808,9 @@ def _across_widest(poly, weights):
     n = (best[0] * s, best[1] * s, best[2] * s)
     for sign in (1.0, -1.0):
         m = (sign * n[0], sign * n[1], sign * n[2])
-        if poly.support(*m)[1] <= _touch_limit(poly):
-            return _Start(Status.TOUCHING, normal=m, weights=weights)
+        h = poly.support(*m)[1]
+        if h <= _touch_limit(poly):
+            return _not_beyond(poly, m, h, weights)
     return _NO_START
 
 
@@ -800,7 +829,7 @@ def _from_segment(poly, i, j, weights):
     for _ in range(MAX_PIERCE_ITERATIONS):
         vi, h = poly.support(mx, my, mz)
         if h <= _touch_limit(poly):
-            return _Start(Status.TOUCHING, normal=(mx, my, mz), weights=weights)
+            return _not_beyond(poly, (mx, my, mz), h, weights)
         w = W[vi]
         t = w[0] * dx + w[1] * dy + w[2] * dz
         chosen.append(vi)
@@ -838,7 +867,7 @@ def _from_point(poly, i, weights):
     for axis in _AXES:
         vi, h = poly.support(*axis)
         if h <= _touch_limit(poly):
-            return _Start(Status.TOUCHING, normal=axis, weights=weights)
+            return _not_beyond(poly, axis, h, weights)
         found.append(vi)
     W = poly.W
     best, best_vol = None, 0.0
