@@ -35,7 +35,7 @@ import numpy as np
 from . import mpr, validation
 from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sub
 from .results import DistanceResult, SeparationCache, Status
-from .shapes import Point, Transformed, contact_size
+from .shapes import Point, Transformed, contact_size, no_larger
 from .simplex import CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
@@ -347,7 +347,7 @@ def distance(a, b, cache: SeparationCache | None = None,
                 qa, qb = combine(points_a, weights), combine(points_b, weights)
                 if norm2(sub(qa, qb)) > d * d:
                     qa, qb = pa, pb
-                p = np.array(qa if a.extent()[0] <= b.extent()[0] else qb)
+                p = np.array(qa if no_larger(a, b) else qb)
                 return DistanceResult(0.0, p, p.copy(), True, res.iterations,
                                       res.support_calls, Status.INTERSECTING)
     if cache is not None:
@@ -363,7 +363,7 @@ def distance(a, b, cache: SeparationCache | None = None,
             # The simplex holds the origin to within CONTAINMENT_TOLERANCE of the size of A − B:
             # pa is on A, pb on B, |pa − pb| within it. The common point is taken on the smaller
             # shape (a point exactly on it, and within that tolerance of the larger).
-            common = pa if a.extent()[0] <= b.extent()[0] else pb
+            common = pa if no_larger(a, b) else pb
         p = np.array(common)
         status = res.status if res.intersecting else Status.INTERSECTING
         return DistanceResult(0.0, p, p.copy(), True, res.iterations, res.support_calls, status)

@@ -40,7 +40,7 @@ import numpy as np
 from . import epa, gjk, mpr, validation
 from .geometry import centre_difference, residual_share, split_residual, support_of_difference
 from .results import Contact, Status
-from .shapes import contact_size
+from .shapes import contact_size, no_larger
 
 METHODS = ("epa", "mpr", "hybrid")
 
@@ -289,9 +289,8 @@ def _share(a, b) -> float:
 
 
 def _a_is_smaller(shapes) -> bool:
-    """Whether A is the smaller of ``shapes`` (A, B) by size (``Shape.extent``): a point common
-    to both within a tolerance relative to the larger goes on the smaller, exactly."""
-    return shapes is not None and shapes[0].extent()[0] <= shapes[1].extent()[0]
+    """Whether A is the smaller of ``shapes`` (A, B), if known (``shapes.no_larger``)."""
+    return shapes is not None and no_larger(*shapes)
 
 
 def _uncertified(res) -> bool:

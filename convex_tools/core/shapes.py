@@ -685,6 +685,13 @@ def contact_size(a: Shape, b: Shape) -> float | None:
     return max(size_a, size_b) or None
 
 
+def no_larger(a: Shape, b: Shape) -> bool:
+    """Whether ``a`` is the smaller of the two (or as large) by size (``Shape.extent``): a point
+    common to both within a tolerance relative to the larger goes on the smaller, exactly
+    (``gjk.distance``, ``penetration``)."""
+    return a.extent()[0] <= b.extent()[0]
+
+
 def check_extent(name: str, shape: Shape) -> None:
     """ValueError naming ``name`` if ``shape`` (by its bounding box) leaves the supported
     range."""
