@@ -48,6 +48,7 @@ from convex_tools.core import (Box, Capsule, Cone, ConvexHullOf, Cylinder, Disc,
                                posed, ray_cast, signed_distance, sweep, sweep_rotating,
                                translated)
 from convex_tools.core import gjk, validation
+from convex_tools.core.shapes import contact_size
 from convex_tools.core.sweep import ADVANCE_TOLERANCE, _RigidMotion
 
 from geometry_helpers import random_rotation, rigid
@@ -134,7 +135,11 @@ class Case:
                                              1e39)
         offset = self._place(rng, shape_a, shape_b, origin, placement,
                              max(size_a, size_b) * np.array([-1e-9, 1e-9, -1e-6, 1e-6]))
-        self.small = min(size_a, size_b)
+        # The smaller shape's size as the engine measures it (``contact_size``: its extent,
+        # which its contact-point tolerances are relative to; a point has none), as
+        # ``test_extreme_ratios`` takes it: a user's shape of size parameter 1e-39 is 1.7e-39
+        # across, and Newton's polish leaves a point within 1e-8 of that.
+        self.small = contact_size(self.a, self.b) or min(size_a, size_b)
         self.large = max(size_a, size_b)
         self.coords = max(float(np.max(np.abs(origin))), float(np.max(np.abs(offset)))) \
             + 2.0 * self.large
@@ -702,6 +707,11 @@ FOUND = [
     # CONVERGED, 5e-7 short of the boundary. Its normal comes from its two shorter edges now
     # (``mpr._portal_dir``).
     ("minkowski sum", "sphere", 0, -3, "nearly touching", 4294967294),
+    # A user's shape of size parameter 1e-39 (1.7e-39 across) nearly touching a cone 1e3 times
+    # larger: Newton's polish left the contact point 1.3e-47 off it, within its tolerance of
+    # 1e-8 of the shape's extent, past 1e-8 of the size parameter the check used to take
+    # (``Case.small`` is the engine's measure now, ``contact_size``; 28 Nov 2026).
+    ("cone", "user's class", -39, -3, "nearly touching", 1917348193),
 ]
 
 
