@@ -206,8 +206,6 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
         if held:
             points_a, points_b = tet_a, tet_b
     out = epa.run(sa, sb, points_a, points_b, size=size, scale=res.scale)
-    if out.status is Status.SEPARATED:
-        return None          # (EPA found a plane C lies short of: GJK had stalled undecided)
     if out.status is Status.FAILED and res.status is Status.TOUCHING and shapes is not None:
         # The origin only within the touching tolerance of GJK's simplex, and EPA could not
         # grow it into a tetrahedron that holds it (two flat discs): from MPR's, if it finds one.
@@ -215,6 +213,8 @@ def _from_gjk(sa, sb, res, ma, mb, method, calls_before, shapes=None):
         if held:
             calls += out.support_calls
             out = epa.run(sa, sb, tet_a, tet_b, size=size, scale=res.scale)
+    if out.status is Status.SEPARATED:
+        return None          # (EPA found a plane C lies short of: GJK had stalled undecided)
     calls += out.support_calls
     iterations = res.iterations + out.iterations
     status = out.status
