@@ -362,9 +362,7 @@ def exit_at_most(a, b, r, starts):
     u = np.asarray(u)
     step, calls, first = 1e-2, len(starts), 0
     while step > 1e-15 and calls < EXIT_SEARCH_CALLS and best > 0.0:
-        t1 = np.cross(u, (1.0, 0.0, 0.0) if abs(u[0]) < 0.6 else (0.0, 1.0, 0.0))
-        t1 /= np.linalg.norm(t1)
-        t2 = np.cross(u, t1)
+        t1, t2 = _tangents(u)
         for k in range(16):
             angle = (first + k) % 16 * (np.pi / 8)
             v = u + step * (math.cos(angle) * t1 + math.sin(angle) * t2)
@@ -386,6 +384,13 @@ EXIT_PLANE_HALF = 1e-2
 EXIT_PLANE_STEPS = 60
 
 
+def _tangents(u):
+    """Two unit vectors square to unit u and to each other."""
+    t1 = np.cross(u, (1.0, 0.0, 0.0) if abs(u[0]) < 0.6 else (0.0, 1.0, 0.0))
+    t1 /= np.linalg.norm(t1)
+    return t1, np.cross(u, t1)
+
+
 def exit_in_plane(a, b, r, centre):
     """An upper bound on where the ray t·r from the origin leaves A − B: the least support value
     h(u) over the u with u·r = 1 within EXIT_PLANE_HALF of ``centre`` (``exit_at_most``'s
@@ -396,9 +401,7 @@ def exit_in_plane(a, b, r, centre):
     sphere touching a cylinder's side), where the directions that improve lie in a sliver
     around the valley that none of the compass's sixteen falls in (~3,700 support values)."""
     r = np.asarray(r, dtype=float) / np.linalg.norm(r)
-    t1 = np.cross(r, (1.0, 0.0, 0.0) if abs(r[0]) < 0.6 else (0.0, 1.0, 0.0))
-    t1 /= np.linalg.norm(t1)
-    t2 = np.cross(r, t1)
+    t1, t2 = _tangents(r)
     centre = np.asarray(centre, dtype=float)
     centre = centre / float(centre @ r) if float(centre @ r) > 0.0 else r   # (on u·r = 1)
     cx, cy, half = float(centre @ t1), float(centre @ t2), EXIT_PLANE_HALF

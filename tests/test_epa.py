@@ -17,7 +17,7 @@ from convex_tools.core.results import Status
 from convex_tools.core.shapes import (Box, Capsule, Cone, Cylinder, Ellipsoid, Sphere,
                                       Transformed, posed, translated)
 
-from geometry_helpers import rotation
+from geometry_helpers import random_rotation, rigid, rotation
 from convex_tools.core.hull import Hull
 
 POLYTOPE = 1e-9      # depths and normals of polytope pairs (and of rounded ones, via margins)
@@ -490,7 +490,6 @@ def test_a_small_sphere_near_a_cylinders_side_is_pushed_out_through_it(seed, rad
     # fold), a normal up to 4e-4 rad off the radial: the depth is never less than the least,
     # and more by no more than EPA's UNPOLISHED_TOLERANCE of it (found by the random runs: a
     # 1 µm sphere 0.14 deep, 8e-9 more than the least).
-    from geometry_helpers import random_rotation, rigid
     rng = np.random.default_rng(seed)
     r, h = 0.6530080544217121, 0.6680327695688395
     m = rigid(random_rotation(rng), rng.uniform(-1.0, 1.0, 3))

@@ -371,21 +371,25 @@ def _portal_dir(portal):
     than the box beside it) and one far off: from the far vertex the cross product cancelled to
     noise, a plane through the portal that the support points along it confirmed, and pass 2
     took the nearest point of the portal, inside C, for a boundary point (5e-7 short of it)."""
-    q1, q2, q3 = portal
-    q1x, q1y, q1z = q1[0], q1[1], q1[2]
-    ux, uy, uz = q2[0] - q1x, q2[1] - q1y, q2[2] - q1z
-    vx, vy, vz = q3[0] - q1x, q3[1] - q1y, q3[2] - q1z
-    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    nx, ny, nz = _plane_normal(*portal)
     nn = nx * nx + ny * ny + nz * nz
-    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
-    if nn < SLIVER_SIN2 * uu * vv:
-        nx, ny, nz = sliver_cross(ux, uy, uz, uu, vx, vy, vz, vv,
-                                  q3[0] - q2[0], q3[1] - q2[1], q3[2] - q2[2])
-        nn = nx * nx + ny * ny + nz * nz
     if nn == 0.0:
         return None
     s = 1.0 / math.sqrt(nn)
     return nx * s, ny * s, nz * s
+
+
+def _plane_normal(q1, q2, q3):
+    """(q2 − q1) × (q3 − q1), not normalised; from the triangle's two shorter edges where it is
+    a sliver (``geometry.sliver_cross``): ``_portal_dir``'s and ``ray_crossing``'s plane."""
+    ux, uy, uz = q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]
+    vx, vy, vz = q3[0] - q1[0], q3[1] - q1[1], q3[2] - q1[2]
+    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
+    if nx * nx + ny * ny + nz * nz < SLIVER_SIN2 * uu * vv:
+        return sliver_cross(ux, uy, uz, uu, vx, vy, vz, vv,
+                            q3[0] - q2[0], q3[1] - q2[1], q3[2] - q2[2])
+    return nx, ny, nz
 
 
 def _expand_portal(portal, v4, r):
@@ -658,16 +662,9 @@ def ray_crossing(portal, r):
     rounding.
     """
     (w1, _, _), (w2, _, _), (w3, _, _) = portal
-    ux, uy, uz = w2[0] - w1[0], w2[1] - w1[1], w2[2] - w1[2]
-    vx, vy, vz = w3[0] - w1[0], w3[1] - w1[1], w3[2] - w1[2]
-    nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
-    uu, vv = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
-    if nx * nx + ny * ny + nz * nz < SLIVER_SIN2 * uu * vv:
-        # (a sliver: from its two shorter edges, ``geometry.sliver_cross``; a portal 0.7 long
-        # with two vertices 1e-8 apart tilted by 1.5e-8, and its crossing came 1.1e-9 beyond
-        # C's boundary)
-        nx, ny, nz = sliver_cross(ux, uy, uz, uu, vx, vy, vz, vv,
-                                  w3[0] - w2[0], w3[1] - w2[1], w3[2] - w2[2])
+    # (On a sliver from its two shorter edges: a portal 0.7 long with two vertices 1e-8 apart
+    # tilted by 1.5e-8 from its far vertex, and its crossing came 1.1e-9 beyond C's boundary.)
+    nx, ny, nz = _plane_normal(w1, w2, w3)
     rn = nx * r[0] + ny * r[1] + nz * r[2]
     if rn <= 0.0:
         return None
