@@ -360,13 +360,19 @@ def test_segments_a_hair_apart_that_gjk_cannot_decide_are_apart():
     check_all(case)
 
 
-@pytest.mark.xfail(strict=True, reason="open: found by the random runs of 28 Nov 2026")
 def test_segments_a_hair_apart_have_one_distance_both_ways_round():
     # A segment and one 1e6 times shorter, 4.2e-9 apart, 1e4 of the shorter's length from the
-    # world origin: distance(a, b) is 4.2e-9, distance(b, a) 0.0 (GJK on the sliver
-    # parallelogram C stalls, and one order of the pair takes the stall for touching). It
-    # fails at a94496a too; not yet looked into.
-    check_all(ExtremeCase("collinear hull", "collinear hull", -6, 4, "concentric", 9559))
+    # world origin (seed 5011). GJK stalls on the sliver parallelogram C, 4.2e-9 from the
+    # origin, with no separating plane: v's direction is rounded 2e-8 rad off, and the support
+    # point along it is the long edge's wrong end. MPR's portal test, on a tetrahedron as flat
+    # as C, then said the origin was held in one order of the pair: distance(b, a) was 0.0.
+    # The support along the stalled edge's own normal certifies the gap (``gjk._certify``).
+    case = ExtremeCase("collinear hull", "collinear hull", -6, 4, "concentric", 9559)
+    check_all(case)
+    for a, b in ((case.a, case.b), (case.b, case.a)):
+        assert distance(a, b).distance == pytest.approx(4.154917746547464e-09, rel=1e-8)
+        assert not intersect(a, b)
+        assert penetration(a, b) is None
 
 
 @pytest.mark.xfail(strict=True, reason="open: found by the random runs of 28 Nov 2026")

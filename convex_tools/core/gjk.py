@@ -33,7 +33,7 @@ from itertools import compress
 import numpy as np
 
 from . import mpr, validation
-from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sub
+from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sliver_cross, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size, no_larger
 from .simplex import CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest
@@ -252,17 +252,71 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         vv = new_vv
     res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2),
                  size)
-    if status in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) and lower <= 0.0 and \
-            vv <= touching_tolerance(res.scale, res.reach) ** 2:
+    if status not in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) or lower > 0.0:
+        return res
+    touch = touching_tolerance(res.scale, res.reach)
+    if vv <= touch * touch:
         # Stalled within the touching tolerance of the origin and never certified apart: on a
         # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
         # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
         # tell (``intersect`` says so too). (The tolerance is C's, not the smaller shape's:
         # the stall is where rounding of C's points stopped the descent.)
         res.status = Status.TOUCHING
+    elif calls < max_iterations:
+        # Stalled farther out, never certified apart: on a sliver simplex v points where
+        # rounding put it, and the support along the simplex's own normal may still show C
+        # short of the origin (``_certify``).
+        _certify(res, support_a, support_b, early_out)
     return res
 
 
+def _simplex_normal(v, W):
+    """v with its components along the simplex W's edges removed: the normal of the segment or
+    triangle W (v's sub-simplex, v in its relative interior) that points the way v does.
+
+    v is W's point nearest the origin, rounded to ε·|w| absolute: on a segment of C 0.9 long
+    and 4e-9 from the origin (two segments a hair apart, one 1e6 times shorter) its direction
+    is 2e-8 rad off, and the support point along it lands at the edge's wrong end, 2e-8 beyond
+    a gap of 4e-9. The edge's normal is exact to ε relative."""
+    if len(W) == 2:
+        (px, py, pz), q = W
+        ex, ey, ez = q[0] - px, q[1] - py, q[2] - pz
+        ee = ex * ex + ey * ey + ez * ez
+        if ee == 0.0:
+            return v
+        t = (v[0] * ex + v[1] * ey + v[2] * ez) / ee
+        return v[0] - t * ex, v[1] - t * ey, v[2] - t * ez
+    if len(W) == 3:
+        p, q, r = W
+        ux, uy, uz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
+        wx, wy, wz = r[0] - p[0], r[1] - p[1], r[2] - p[2]
+        n = sliver_cross(ux, uy, uz, ux * ux + uy * uy + uz * uz,
+                         wx, wy, wz, wx * wx + wy * wy + wz * wz,
+                         r[0] - q[0], r[1] - q[1], r[2] - q[2])
+        if n[0] * v[0] + n[1] * v[1] + n[2] * v[2] < 0.0:
+            return -n[0], -n[1], -n[2]
+        return n
+    return v
+
+
+def _certify(res: GJKRun, support_a, support_b, early_out):
+    """One support call along the stalled simplex's normal (``_simplex_normal``): where C lies
+    beyond the origin along it, its support value becomes the run's lower bound, so that the
+    run is certified apart (``undecided`` no longer; SEPARATED in ``INTERSECT`` mode). The
+    status otherwise stays the stall's. GJK's analogue of EPA's seed-3006 case: two segments a
+    hair apart, where MPR's portal test, on a tetrahedron as flat as C, is no better."""
+    ux, uy, uz = _simplex_normal(res.v, res.points)
+    norm_u = math.sqrt(ux * ux + uy * uy + uz * uz)
+    if not 0.0 < norm_u < math.inf:
+        return
+    a = support_a(-ux, -uy, -uz)
+    b = support_b(ux, uy, uz)
+    res.support_calls += 1
+    low = ((a[0] - b[0]) * ux + (a[1] - b[1]) * uy + (a[2] - b[2]) * uz) / norm_u
+    if low > 0.0:
+        res.lower_bound = low
+        if early_out:
+            res.status, res.v = Status.SEPARATED, (ux, uy, uz)
 
 
 _UNDECIDED = (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT)
