@@ -61,13 +61,16 @@ class GJKCast(NamedTuple):
 
 
 
-def gjk_ray_cast(support, margin, origin, direction, max_t, center, axis=None):
+def gjk_ray_cast(support, margin, origin, direction, max_t, center, axis=None, rounding=0.0):
     """The loop of seed 004 Alg. 3 on a support function, in plain floats.
 
     ``support(x, y, z)`` returns a tuple whose first three entries are the support point of the
     core (any further entries ride along: the sweep stores its witness points there);
     ``margin`` is the radius added around that core and ``center`` a point inside it. ``axis``
     is the initial v: by default ``origin - center``; a cached separating axis warm-starts.
+    ``rounding``: the absolute rounding of the support points (``geometry.COORDINATE_ROUNDING``
+    of their coordinates, where they are differences of points far from the world origin); x
+    within it of the shape counts as in it, since v shorter than that is noise.
 
     Returns a ``GJKCast``: ``normal`` is the outward normal direction (not normalised; zero if
     the ray starts inside), and ``simplex``/``weights`` express the core point nearest the hit,
@@ -137,9 +140,11 @@ def gjk_ray_cast(support, margin, origin, direction, max_t, center, axis=None):
             break
         simplex, weights, rho2 = _supporting(candidates, points, w, size2)
 
-        # Termination (seed 004 §4): ||v|| - margin <= tolerance * ρ.
-        if margin:
-            if math.sqrt(vv) - margin <= RELATIVE_TOLERANCE * math.sqrt(rho2):
+        # Termination (seed 004 §4): ||v|| - margin <= tolerance * ρ, or within the points'
+        # rounding: a sweep 1e7 from the world origin has D's points to 1e-9 only, and a v of
+        # 1e-10 points anywhere (a disc's flat D then "missed" on a plane by noise).
+        if margin or rounding:
+            if math.sqrt(vv) - margin <= RELATIVE_TOLERANCE * math.sqrt(rho2) + rounding:
                 status = Status.CONVERGED
                 break
         elif vv <= RELATIVE_TOLERANCE * RELATIVE_TOLERANCE * rho2:

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from . import validation
-from .geometry import support_of_difference
+from .geometry import COORDINATE_ROUNDING, support_of_difference
 from .gjk import distance
 from .gjk_raycast import gjk_ray_cast
 from .ray_polish import POLISH_CLUSTER, needs_polish, polish_hit
@@ -84,7 +84,10 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
     (cax, cay, caz), (cbx, cby, cbz) = core_a.center_xyz(), core_b.center_xyz()
     center = (cbx - cax, cby - cay, cbz - caz)  # a point inside D
     axis = cache.axis if cache is not None else None
-    cast = gjk_ray_cast(support_cso, ma + mb, (0.0, 0.0, 0.0), r, end, center, axis)
+    # D's points are differences of the shapes' support points, which round at their
+    # coordinates' size (the centres', where the pair is far from the world origin).
+    rounding = COORDINATE_ROUNDING * max(map(abs, (cax, cay, caz, cbx, cby, cbz)))
+    cast = gjk_ray_cast(support_cso, ma + mb, (0.0, 0.0, 0.0), r, end, center, axis, rounding)
     hit, t, normal, simplex, weights, iterations, status = cast[:7]
     calls = iterations
     exact_normal = False    # the cast's normal is trusted (a polytope feature) or was polished
