@@ -15,6 +15,9 @@ The examples are drawn by Hypothesis (fixed in CI); the count is kept modest so 
 in seconds, and the cases found before their fixes are replayed below.
 """
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -74,6 +77,10 @@ class ExtremeCase(contracts.Case):
 
     def point_tolerance(self):
         return self.touch
+
+    def ray_tolerance(self):
+        # A ray meets A alone: A is the smaller shape of its query.
+        return SMALL_TOLERANCE * contact_size(self.a, self.a) + self.rounding
 
 
 def check_all(case):
@@ -360,6 +367,79 @@ def test_segments_a_hair_apart_that_gjk_cannot_decide_are_apart():
     check_all(case)
 
 
+def _segment_distance_exactly(p0, p1, q0, q1):
+    """The distance of segments p0p1 and q0q1 (float endpoints), exact: the least |P(s) − Q(t)|²
+    over the square [0, 1]², in rationals (the critical point inside it, or the least on its
+    four sides, each a convex quadratic in one parameter minimised and clamped)."""
+    p0, p1, q0, q1 = ([Fraction(float(c)) for c in v] for v in (p0, p1, q0, q1))
+    d1 = [b - a for a, b in zip(p0, p1)]
+    d2 = [b - a for a, b in zip(q0, q1)]
+    r = [a - b for a, b in zip(p0, q0)]
+    dot = lambda u, v: sum(x * y for x, y in zip(u, v))      # noqa: E731
+    aa, bb, cc, dd, ee = dot(d1, d1), dot(d1, d2), dot(d2, d2), dot(d1, r), dot(d2, r)
+
+    def squared(s, t):
+        w = [r[i] + s * d1[i] - t * d2[i] for i in range(3)]
+        return dot(w, w)
+
+    def clamp(x):
+        return min(max(x, Fraction(0)), Fraction(1))
+
+    candidates = []
+    det = aa * cc - bb * bb
+    if det != 0:
+        s, t = (bb * ee - cc * dd) / det, (aa * ee - bb * dd) / det
+        if 0 <= s <= 1 and 0 <= t <= 1:
+            candidates.append(squared(s, t))
+    for s in (Fraction(0), Fraction(1)):            # t minimises |r + s d1 − t d2|²
+        candidates.append(squared(s, clamp((bb * s + ee) / cc) if cc else Fraction(0)))
+    for t in (Fraction(0), Fraction(1)):            # s minimises it for fixed t
+        candidates.append(squared(clamp((bb * t - dd) / aa) if aa else Fraction(0), t))
+    return math.sqrt(min(candidates))
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.sampled_from([0, 2, 4, 6]), st.sampled_from([0, 2, 4, 6, 8]),
+       st.sampled_from([-12, -10, -8, -6, -3, 0]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_two_segments_a_hair_apart_are_at_their_distance_both_ways_round(ratio, offset, gap,
+                                                                        as_hulls, seed):
+    # A segment 1 long and one 10^-ratio as long, their nearest points a gap of 10^gap of the
+    # shorter's length apart (the short one's end beside the long one's middle, pointing away),
+    # 10^offset shorter lengths from the world origin: C is a sliver parallelogram, GJK's v
+    # is rounded off its direction, and the answer must not depend on the order of the pair
+    # (seed 5011). The distance is exact (rationals) from the endpoints as rounded.
+    rng = np.random.default_rng(seed)
+    small = 10.0 ** -ratio
+    along = rng.normal(size=3)
+    along /= np.linalg.norm(along)
+    across = np.cross(along, rng.normal(size=3))
+    across /= np.linalg.norm(across)
+    shift = rng.normal(size=3)
+    shift *= 10.0 ** offset * small / np.linalg.norm(shift)
+    p0, p1 = shift - 0.5 * along, shift + 0.5 * along
+    near = shift + rng.uniform(-0.4, 0.4) * along + 10.0 ** gap * small * across
+    away = across + rng.normal(size=3) * 0.5
+    away *= small / np.linalg.norm(away)
+    q0, q1 = near, near + away
+    if as_hulls:
+        a, b = Hull(np.array([p0, p1])), Hull(np.array([q0, q1]))
+    else:
+        a, b = (Transformed(Segment(0.5 * float(np.linalg.norm(e - s))),
+                            rigid(_frame_with_z((e - s) / np.linalg.norm(e - s), rng),
+                                  0.5 * (s + e))) for s, e in ((p0, p1), (q0, q1)))
+        p0, p1 = a.support(-a.matrix[:3, 2]), a.support(a.matrix[:3, 2])
+        q0, q1 = b.support(-b.matrix[:3, 2]), b.support(b.matrix[:3, 2])
+    exact = _segment_distance_exactly(p0, p1, q0, q1)
+    coords = max(float(np.max(np.abs(v))) for v in (p0, p1, q0, q1))
+    tolerance = SMALL_TOLERANCE * small + ROUNDING_ULPS * EPS * coords
+    for x, y in ((a, b), (b, a)):
+        got = distance(x, y).distance
+        assert abs(got - exact) <= tolerance + gjk.REL_TOLERANCE * exact, (got, exact)
+        if exact > tolerance:
+            assert not intersect(x, y)
+            assert penetration(x, y) is None
+
+
 def test_segments_a_hair_apart_have_one_distance_both_ways_round():
     # A segment and one 1e6 times shorter, 4.2e-9 apart, 1e4 of the shorter's length from the
     # world origin (seed 5011). GJK stalls on the sliver parallelogram C, 4.2e-9 from the
@@ -386,3 +466,4 @@ def test_a_sweep_at_1e8_sizes_from_the_origin_stops_at_the_contact():
     check_all(case)
     hit = sweep(case.a, case.b, (-1.352923, 0.85187426, 1.25967666))
     assert hit is not None and hit.t == pytest.approx(3.026e-5, rel=1e-3)
+

@@ -254,19 +254,20 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
                  size)
     if status not in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) or lower > 0.0:
         return res
-    touch = touching_tolerance(res.scale, res.reach)
-    if vv <= touch * touch:
-        # Stalled within the touching tolerance of the origin and never certified apart: on a
+    # Stalled, never certified apart: on a sliver simplex v points where rounding put it, and
+    # the support along the simplex's own normal may still show C short of the origin. (Only
+    # beyond the touching tolerance of the smaller shape, ``size``: within C's own, below,
+    # a stall is touching for any caller that does not give it.)
+    if calls < max_iterations and vv > touching_tolerance(res.scale, res.reach, size) ** 2 \
+            and _certify(res, support_a, support_b, early_out):
+        return res
+    if vv <= touching_tolerance(res.scale, res.reach) ** 2:
+        # Stalled within the touching tolerance of the origin and not certified apart: on a
         # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
         # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
         # tell (``intersect`` says so too). (The tolerance is C's, not the smaller shape's:
         # the stall is where rounding of C's points stopped the descent.)
         res.status = Status.TOUCHING
-    elif calls < max_iterations:
-        # Stalled farther out, never certified apart: on a sliver simplex v points where
-        # rounding put it, and the support along the simplex's own normal may still show C
-        # short of the origin (``_certify``).
-        _certify(res, support_a, support_b, early_out)
     return res
 
 
@@ -299,24 +300,31 @@ def _simplex_normal(v, W):
     return v
 
 
-def _certify(res: GJKRun, support_a, support_b, early_out):
+def _certify(res: GJKRun, support_a, support_b, early_out) -> bool:
     """One support call along the stalled simplex's normal (``_simplex_normal``): where C lies
-    beyond the origin along it, its support value becomes the run's lower bound, so that the
-    run is certified apart (``undecided`` no longer; SEPARATED in ``INTERSECT`` mode). The
-    status otherwise stays the stall's. GJK's analogue of EPA's seed-3006 case: two segments a
-    hair apart, where MPR's portal test, on a tetrahedron as flat as C, is no better."""
+    beyond the origin along it by more than the rounding of its points, that support value
+    becomes the run's lower bound and the run is certified apart (``undecided`` no longer, not
+    touching; SEPARATED in ``INTERSECT`` mode; True). The status otherwise stays the stall's.
+
+    GJK's analogue of EPA's seed-3006 case: two segments a hair apart (one 1e6 times shorter),
+    where v's direction is rounded off and MPR's portal test, on a tetrahedron as flat as C, is
+    no better; 1e-12 apart beside a 1 m segment, GJK's v is exact but within C's touching
+    tolerance."""
     ux, uy, uz = _simplex_normal(res.v, res.points)
     norm_u = math.sqrt(ux * ux + uy * uy + uz * uz)
     if not 0.0 < norm_u < math.inf:
-        return
+        return False
     a = support_a(-ux, -uy, -uz)
     b = support_b(ux, uy, uz)
     res.support_calls += 1
     low = ((a[0] - b[0]) * ux + (a[1] - b[1]) * uy + (a[2] - b[2]) * uz) / norm_u
-    if low > 0.0:
-        res.lower_bound = low
-        if early_out:
-            res.status, res.v = Status.SEPARATED, (ux, uy, uz)
+    reach = max(res.reach, abs(a[0]), abs(a[1]), abs(a[2]), abs(b[0]), abs(b[1]), abs(b[2]))
+    if not low > GAP_ROUNDING * res.scale + COORDINATE_ROUNDING * reach:
+        return False
+    res.lower_bound = low
+    if early_out:
+        res.status, res.v = Status.SEPARATED, (ux, uy, uz)
+    return True
 
 
 _UNDECIDED = (Status.NO_PROGRESS, Status.REPEATED_SUPPORT, Status.ITERATION_LIMIT)
