@@ -467,3 +467,16 @@ def test_a_sweep_at_1e8_sizes_from_the_origin_stops_at_the_contact():
     hit = sweep(case.a, case.b, (-1.352923, 0.85187426, 1.25967666))
     assert hit is not None and hit.t == pytest.approx(3.026e-5, rel=1e-3)
 
+
+def test_a_long_segment_through_a_small_ellipsoid_has_its_contact_points_on_both():
+    # A segment 1 long through the middle of a sheared ellipsoid 1e-6 across (seed 6006): EPA
+    # ends on an exact face of C, a sliver along the segment, whose rounding leaves its points
+    # 1e-8 short of realising the depth. The ellipsoid's point took that residual first, slid
+    # in the plane of three of its support points, and lay 7.7e-11 (2e-4 of its size) outside
+    # it; the segment's point, slid along the segment, stays on it exactly.
+    case = ExtremeCase("collinear hull", "ellipsoid", -6, 0, "concentric", 14)
+    for method in ("epa", "hybrid"):
+        contact = penetration(case.a, case.b, method)
+        for shape, point in ((case.a, contact.point_a), (case.b, contact.point_b)):
+            assert contracts.off_shape(shape, point) <= case.touch, method
+    check_all(case)

@@ -635,9 +635,10 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
     tilts the plane the ray's crossing (the depth) was taken on. The part of r along n is the
     latter: the combination's own height pa − pb along n is the better depth. Sideways,
     splitting r evenly would move a vertex off its shape, while moving a point within the span
-    of its feature keeps it on the shape to first order: B takes the part of r in the span of
-    its feature, A the part of the rest in the span of its own, and only what neither can take
-    is split between them. Returns (depth, pa, pb, off): off is how far that last part moves each
+    of its feature keeps it on the shape to first order: the shape whose feature is the longer
+    (the larger radius, where a curved one leaves its shape least) takes the part of r in the
+    span of its feature, the other the part of the rest in the span of its own, and only what
+    neither can take is split between them. Returns (depth, pa, pb, off): off is how far that last part moves each
     point off its feature. A residual up to ``negligible`` is simply split.
     """
     rx = pa[0] - pb[0] - depth * n[0]
@@ -651,14 +652,25 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
         r = (rx - along * n[0], ry - along * n[1], rz - along * n[2])
     else:
         r = (rx, ry, rz)
-    take_b = _in_span(r, feature_b)
-    rest = sub(r, take_b)
-    take_a = _in_span(rest, feature_a)
-    left = sub(rest, take_a)
+    if _extent2(feature_a) > _extent2(feature_b):
+        # A's feature is the longer: on a curved patch a point slid in the plane of its feature
+        # leaves the shape by ~|r|²/2R, so the larger feature takes first (a 1 m segment
+        # through an ellipsoid 1e-6 across: the ellipsoid's point, slid first, lay 8e-11 off).
+        take_a = _in_span(r, feature_a)
+        take_b = _in_span(sub(r, take_a), feature_b)
+    else:
+        take_b = _in_span(r, feature_b)
+        take_a = _in_span(sub(r, take_b), feature_a)
+    left = sub(sub(r, take_a), take_b)
     hx, hy, hz = 0.5 * left[0], 0.5 * left[1], 0.5 * left[2]
     pa = (pa[0] - take_a[0] - hx, pa[1] - take_a[1] - hy, pa[2] - take_a[2] - hz)
     pb = (pb[0] + take_b[0] + hx, pb[1] + take_b[1] + hy, pb[2] + take_b[2] + hz)
     return depth, pa, pb, math.sqrt(hx * hx + hy * hy + hz * hz)
+
+
+def _extent2(points):
+    """The largest squared distance between two of ``points``."""
+    return max([norm2(sub(p, q)) for i, p in enumerate(points) for q in points[:i]] + [0.0])
 
 
 def _in_span(r, points):
