@@ -36,7 +36,8 @@ from . import mpr, validation
 from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sliver_cross, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size, no_larger
-from .simplex import CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest
+from .simplex import (CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest,
+                      refined_weights)
 
 # Hard cap on support calls per query. Polytope pairs end in under 20, curved pairs in under 60
 # (seed 001 §4.1.3 reports at most 10–60); reaching the cap means numerical trouble, not slowness.
@@ -256,8 +257,8 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         return res
     # Stalled, never certified apart: on a sliver simplex v points where rounding put it, and
     # the support along the simplex's own normal may still show C short of the origin. (Only
-    # beyond the touching tolerance of the smaller shape, ``size``: within C's own, below,
-    # a stall is touching for any caller that does not give it.)
+    # beyond the smaller shape's touching tolerance, ``size``; a caller that gives no size
+    # keeps C's own, within which a stall is touching, below.)
     if calls < max_iterations and vv > touching_tolerance(res.scale, res.reach, size) ** 2 \
             and _certify(res, support_a, support_b, early_out):
         return res
@@ -425,6 +426,12 @@ def distance(a, b, cache: SeparationCache | None = None,
             # The simplex holds the origin to within CONTAINMENT_TOLERANCE of the size of A − B:
             # pa is on A, pb on B, |pa − pb| within it. The common point is taken on the smaller
             # shape (a point exactly on it, and within that tolerance of the larger).
+            if len(res.points) == 4 and \
+                    norm2(sub(pa, pb)) > (COORDINATE_ROUNDING * res.reach) ** 2:
+                # A sliver tetrahedron's weights miss the origin by more than rounding (a 2 m
+                # segment through a disc 1e-6 across: the point on the disc 1.1e-10 off the
+                # segment); one step of refinement on their residual.
+                pa, pb = refined_weights(res.points_a, res.points_b, res.weights)[1:]
             common = pa if no_larger(a, b) else pb
         p = np.array(common)
         status = res.status if res.intersecting else Status.INTERSECTING
