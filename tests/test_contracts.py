@@ -36,6 +36,7 @@ Hypothesis draws the examples (fixed in CI, ``CI=true``): the whole module runs 
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -113,7 +114,9 @@ PLACEMENTS = ("random", "touching", "nearly touching", "concentric")
 # Scales in the supported range (10^k) and size ratios (10^k) of B to A.
 SCALES = st.sampled_from([-39, -30, -13, -6, 0, 0, 0, 3, 6, 13, 30, 38])
 RATIOS = st.sampled_from([-6, -3, -1, 0, 0, 0, 1, 3, 6])
-SETTINGS = settings(max_examples=250, deadline=None,
+# Long random runs (``scripts/random_runs.sh`` sets RANDOM_RUNS=1): 3,000 examples a seed.
+LONG_RUNS = os.environ.get("RANDOM_RUNS") == "1"
+SETTINGS = settings(max_examples=3000 if LONG_RUNS else 250, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

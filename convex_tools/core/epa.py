@@ -638,8 +638,9 @@ def place_on_features(pa, pb, depth, n, feature_a, feature_b, negligible):
     of its feature keeps it on the shape to first order: the shape whose feature is the longer
     (the larger radius, where a curved one leaves its shape least) takes the part of r in the
     span of its feature, the other the part of the rest in the span of its own, and only what
-    neither can take is split between them. Returns (depth, pa, pb, off): off is how far that last part moves each
-    point off its feature. A residual up to ``negligible`` is simply split.
+    neither can take is split between them. Returns (depth, pa, pb, off): off is how far that
+    last part moves each point off its feature. A residual up to ``negligible`` is simply
+    split.
     """
     rx = pa[0] - pb[0] - depth * n[0]
     ry = pa[1] - pb[1] - depth * n[1]
