@@ -34,15 +34,10 @@ import numpy as np
 from . import validation
 from .geometry import COORDINATE_ROUNDING, support_of_difference
 from .gjk import distance
-from .gjk_raycast import RELATIVE_TOLERANCE, gjk_ray_cast
+from .gjk_raycast import gjk_ray_cast
 from .ray_polish import POLISH_CLUSTER, needs_polish, polish_hit
 from .results import SeparationCache, Status, SweepHit
-from .shapes import Transformed, translated
-
-# A translating cast that stalls (NO_PROGRESS) is finished by at most this many Newton steps
-# on the shapes' distance (``_advance_stalled``); each is one distance query, and they
-# converge quadratically where the contact is smooth, in one step where it is flat.
-STALLED_CAST_STEPS = 8
+from .shapes import Transformed
 
 
 def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
@@ -111,15 +106,6 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
         cache.record(normal, calls)
     if not hit:
         return None
-    if status is Status.NO_PROGRESS and t > 0.0:
-        advanced = _advance_stalled(a, b, (tax, tay, taz), (tbx, tby, tbz),
-                                    math.ldexp(t, -e), cast.scale, rounding)
-        if advanced is not None:
-            t, point, n, extra, status = advanced
-            if status is Status.SEPARATED:
-                return None
-            return SweepHit(t=t, point=point, normal=n, iterations=iterations + extra,
-                            support_calls=2 * calls + extra, status=status)
     # Time in units of r (scaled) for the witnesses below, and of the motion for the answer.
     t_r, t = t, math.ldexp(t, -e)
 
@@ -143,44 +129,6 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
                       for i, (ta, tb) in enumerate(((tax, tbx), (tay, tby), (taz, tbz)))])
     return SweepHit(t=t, point=point, normal=np.array(n), iterations=iterations,
                     support_calls=2 * calls, status=status)
-
-
-def _advance_stalled(a, b, ta, tb, t, scale, rounding):
-    """Newton's method on the distance d(t) of A and B from a stalled cast's time t: the
-    cast on a sliver D (a 2 m segment through a flat hull 1e-6 across) stopped where the
-    shapes were still 4.7e-9 apart. Under a translation d(t) is convex, so the step
-    t + d / (r · n) (r the relative motion, n the unit normal from A toward B at t) never passes
-    the contact and converges to it. Ends when d is within the cast's tolerance of D's size
-    (``scale``, plus the points' ``rounding``): (t, point, normal, support calls, CONVERGED);
-    NO_PROGRESS with the last t if the steps run out; SEPARATED if d cannot reach zero by
-    t = 1 (no contact); None if the shapes already touch at t (the cast's answer stands)."""
-    r = (ta[0] - tb[0], ta[1] - tb[1], ta[2] - tb[2])
-    tolerance = RELATIVE_TOLERANCE * scale + rounding
-    calls = 0
-    n = None
-    for step in range(STALLED_CAST_STEPS + 1):
-        res = distance(translated(a, (t * ta[0], t * ta[1], t * ta[2])),
-                       translated(b, (t * tb[0], t * tb[1], t * tb[2])))
-        calls += res.support_calls
-        if res.intersecting:
-            # (A step passes the contact only by rounding: they touch at t.)
-            if n is None:
-                return None
-            return t, res.point_a, n, calls, Status.CONVERGED
-        d = res.distance
-        n = (res.point_b - res.point_a) / d
-        point = 0.5 * (res.point_a + res.point_b)
-        if d <= tolerance:
-            return t, point, n, calls, Status.CONVERGED
-        closing = float(r[0] * n[0] + r[1] * n[1] + r[2] * n[2])
-        if not closing > 0.0 or t + d / closing > 1.0:
-            # d does not fall from here, or its tangent meets zero past t = 1: the convex d
-            # has no zero in [t, 1], and the cast's clips none before t: no contact.
-            return t, point, n, calls, Status.SEPARATED
-        if step == STALLED_CAST_STEPS:
-            break
-        t += d / closing
-    return t, point, n, calls, Status.NO_PROGRESS
 
 
 def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, *, exact_normal):
