@@ -496,13 +496,16 @@ def test_a_segment_through_a_small_flat_hull_has_its_common_point_on_both():
     check_all(case)
 
 
-@pytest.mark.xfail(strict=True, reason="open: found by the random runs of 28 Nov 2026")
 def test_a_stalled_sweep_of_a_segment_onto_a_small_flat_hull_reaches_the_contact():
     # The ray cast on D = (flat hull 1e-6 across) − (2 m segment) stalls (NO_PROGRESS) where
-    # the shapes are still 4.66e-9 apart (seed 5021), against 4.08e-9 of slack. It fails at
-    # 1d081eb too, where the check's measure of the gap, a stalled GJK's, read 0. Newton's
-    # method on the distance (convex in t) finishes it when GJK's bounds there are tight, but
-    # the run from the cores stalls with them a factor 3 apart (1.6e-9, 4.7e-9), and a step on
-    # the upper one overshoots on other pairs (cones 1e-39 across); not yet solved.
+    # the shapes are still 4.66e-9 apart (seed 5021), against 4.08e-9 of slack; at 1d081eb
+    # too, where the check's measure of the gap, a stalled GJK's, read 0. Newton's method on
+    # the distance, convex in t, finishes it from below (``sweep._advance_stalled``), on GJK's
+    # lower bound, which the support along the stalled simplex's normal tightened from 1.6e-9
+    # to the distance (``gjk._certify``).
     case = ExtremeCase("segment", "flat hull", -6, 2, "concentric", 1496989369)
+    motion = (0.38945118, -0.08676626, 0.08538879)
+    hit = sweep(case.a, case.b, motion)
+    moved = translated(case.a, hit.t * np.asarray(motion))
+    assert distance(moved, case.b).distance <= 1e-11
     check_all(case)

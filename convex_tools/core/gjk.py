@@ -253,7 +253,14 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
         vv = new_vv
     res = GJKRun(status, (vx, vy, vz), W, A, B, lam, calls, calls, lower, math.sqrt(max_w2),
                  size)
-    if status not in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT) or lower > 0.0:
+    if status not in (Status.NO_PROGRESS, Status.REPEATED_SUPPORT):
+        return res
+    if lower > 0.0:
+        # Apart, but a stall on a sliver simplex can leave the bounds far apart (a 2 m segment
+        # beside a flat hull 1e-6 across: 1.6e-9 and 4.7e-9): the support along the simplex's
+        # own normal may tighten the lower one (``_certify``).
+        if calls < max_iterations and vv - math.sqrt(vv) * lower > STALL_GAP * vv:
+            _certify(res, support_a, support_b, early_out)
         return res
     # Stalled, never certified apart: on a sliver simplex v points where rounding put it, and
     # the support along the simplex's own normal may still show C short of the origin. (Only
@@ -322,7 +329,7 @@ def _certify(res: GJKRun, support_a, support_b, early_out) -> bool:
     reach = max(res.reach, abs(a[0]), abs(a[1]), abs(a[2]), abs(b[0]), abs(b[1]), abs(b[2]))
     if not low > GAP_ROUNDING * res.scale + COORDINATE_ROUNDING * reach:
         return False
-    res.lower_bound = low
+    res.lower_bound = max(res.lower_bound, low)
     if early_out:
         res.status, res.v = Status.SEPARATED, (ux, uy, uz)
     return True

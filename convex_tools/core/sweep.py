@@ -31,13 +31,18 @@ import math
 
 import numpy as np
 
-from . import validation
-from .geometry import COORDINATE_ROUNDING, support_of_difference
+from . import gjk, validation
+from .geometry import COORDINATE_ROUNDING, centre_difference, support_of_difference
 from .gjk import distance
-from .gjk_raycast import gjk_ray_cast
+from .gjk_raycast import RELATIVE_TOLERANCE, gjk_ray_cast
 from .ray_polish import POLISH_CLUSTER, needs_polish, polish_hit
 from .results import SeparationCache, Status, SweepHit
-from .shapes import Transformed
+from .shapes import Transformed, contact_size, translated
+
+# A translating cast that stalls (NO_PROGRESS) is finished by at most this many Newton steps
+# on the shapes' distance (``_advance_stalled``); each is one GJK run, and they converge
+# quadratically where the contact is smooth, in one step where it is flat.
+STALLED_CAST_STEPS = 8
 
 
 def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
@@ -106,6 +111,13 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
         cache.record(normal, calls)
     if not hit:
         return None
+    if status is Status.NO_PROGRESS and t > 0.0:
+        advanced = _advance_stalled(a, b, (tax, tay, taz), (tbx, tby, tbz),
+                                    math.ldexp(t, -e), cast.scale, rounding)
+        if advanced is not None:
+            t, point, n, extra, status = advanced
+            return SweepHit(t=t, point=point, normal=n, iterations=iterations + extra,
+                            support_calls=2 * calls + extra, status=status)
     # Time in units of r (scaled) for the witnesses below, and of the motion for the answer.
     t_r, t = t, math.ldexp(t, -e)
 
@@ -129,6 +141,78 @@ def sweep(a, b, translation_a, translation_b=(0.0, 0.0, 0.0), cache=None):
                       for i, (ta, tb) in enumerate(((tax, tbx), (tay, tby), (taz, tbz)))])
     return SweepHit(t=t, point=point, normal=np.array(n), iterations=iterations,
                     support_calls=2 * calls, status=status)
+
+
+def _advance_stalled(a, b, ta, tb, t, scale, rounding):
+    """Newton's method on the distance d(t) of A and B from a stalled cast's time t: the
+    cast on a sliver D (a 2 m segment through a flat hull 1e-6 across) stopped where the
+    shapes were still 4.7e-9 apart. Under a translation d(t) is convex, so the step
+    t + d / (r · n) (r the relative motion, n the unit normal from A toward B at t) stays short
+    of the contact and converges to it, given d and n exact. They are not quite: a step is
+    taken on GJK's certified lower bound of d, and only where the upper bound is within a
+    factor 2 of it (a stalled run's |v| can lie far above d: on cones 1e-39 across a step on
+    it overlapped them); one that lands past the contact all the same (n off) is taken again
+    as conservative advancement's d / |r|, which no error of n can make overshoot, and so are
+    the steps after it.
+
+    Ends when d is within the cast's tolerance of D's size (``scale``, plus the points'
+    ``rounding``): (t, point, normal, support calls, CONVERGED); NO_PROGRESS with the last t
+    apart if the steps run out; None where the cast's answer stands (the shapes touch at its t,
+    GJK cannot bound d there, or d seems not to fall: a noisy n cannot prove a miss)."""
+    r = (ta[0] - tb[0], ta[1] - tb[1], ta[2] - tb[2])
+    speed = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+    tolerance = RELATIVE_TOLERANCE * scale + rounding
+    calls = 0
+    last = None             # (t, lower bound of d, point, n) at the last t they were apart
+    safe = False            # conservative steps only (after a Newton step passed the contact)
+    for _ in range(STALLED_CAST_STEPS + 1):
+        touching, low, high, n, point, spent = _gap_at(a, b, ta, tb, t)
+        calls += spent
+        if touching is not None:
+            if last is None:
+                return None
+            if safe or touching:
+                # On the contact (a conservative step overlaps only to rounding)
+                return t, point, last[3], calls, Status.CONVERGED
+            safe = True
+            t = last[0] + last[1] / speed
+            continue
+        if not low > 0.5 * high:
+            break           # GJK stalled without knowing the distance: nothing to step on
+        last = (t, low, point, n)
+        if high <= tolerance:
+            return t, point, n, calls, Status.CONVERGED
+        closing = speed if safe else float(r[0] * n[0] + r[1] * n[1] + r[2] * n[2])
+        if not closing > 0.0:
+            return None
+        if t + low / closing > 1.0:
+            break
+        t += low / closing
+    if last is None:
+        return None
+    return last[0], last[2], last[3], calls, Status.NO_PROGRESS
+
+
+def _gap_at(a, b, ta, tb, t):
+    """GJK on the cores of A and B moved to time t: (None while apart, else whether they only
+    touch; the lower and upper bounds of their distance; the unit normal from A toward B; a
+    point between them; support calls)."""
+    moved_a = translated(a, (t * ta[0], t * ta[1], t * ta[2]))
+    moved_b = translated(b, (t * tb[0], t * tb[1], t * tb[2]))
+    ca, cb = moved_a.core, moved_b.core
+    ma, mb = a.margin, b.margin
+    res = gjk.run(ca.support_xyz, cb.support_xyz, centre_difference(ca, cb),
+                  size=contact_size(a, b), margins=ma + mb)
+    pa, pb = res.closest_points()
+    norm_v = res.distance
+    if res.intersecting or norm_v <= ma + mb:
+        p = np.array(pa if res.intersecting else
+                     [pa[i] + ma / (ma + mb) * (pb[i] - pa[i]) for i in range(3)])
+        return res.status is Status.TOUCHING, 0.0, 0.0, None, p, res.support_calls
+    n = np.array([pb[i] - pa[i] for i in range(3)])
+    n /= math.sqrt(float(n @ n)) or 1.0     # (by the points' own distance: |n| = 1 exactly)
+    point = 0.5 * (np.array(pa) + ma * n + np.array(pb) - mb * n)
+    return None, res.lower_bound - ma - mb, norm_v - ma - mb, n, point, res.support_calls
 
 
 def _exact_witnesses(simplex, a0, b0, sa, sb, n, t, r, margin, scale, *, exact_normal):
