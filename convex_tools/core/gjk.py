@@ -33,7 +33,7 @@ from itertools import compress
 import numpy as np
 
 from . import mpr, validation
-from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sliver_cross, sub
+from .geometry import COORDINATE_ROUNDING, centre_difference, norm2, sub
 from .results import DistanceResult, SeparationCache, Status
 from .shapes import Point, Transformed, contact_size, no_larger
 from .simplex import (CANCELLATION_RATIO, SOLVERS, closest_to_origin, combine, from_nearest,
@@ -266,10 +266,11 @@ def run(support_a, support_b, axis=None, mode=DISTANCE, max_iterations=MAX_ITERA
     # the support along the simplex's own normal may still show C short of the origin. (Only
     # beyond the smaller shape's touching tolerance, ``size``; a caller that gives no size
     # keeps C's own, within which a stall is touching, below.)
-    if calls < max_iterations and vv > touching_tolerance(res.scale, res.reach, size) ** 2 \
+    reach = res.reach
+    if calls < max_iterations and vv > touching_tolerance(res.scale, reach, size) ** 2 \
             and _certify(res, support_a, support_b, early_out):
         return res
-    if vv <= touching_tolerance(res.scale, res.reach) ** 2:
+    if vv <= touching_tolerance(res.scale, reach) ** 2:
         # Stalled within the touching tolerance of the origin and not certified apart: on a
         # CSO as thin as 1e-6 of its length (a needle, a slab) v is rounding noise there, and
         # the shapes may overlap by up to the CSO's thickness. They touch, as far as GJK can
@@ -296,12 +297,7 @@ def _simplex_normal(v, W):
         t = (v[0] * ex + v[1] * ey + v[2] * ez) / ee
         return v[0] - t * ex, v[1] - t * ey, v[2] - t * ez
     if len(W) == 3:
-        p, q, r = W
-        ux, uy, uz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
-        wx, wy, wz = r[0] - p[0], r[1] - p[1], r[2] - p[2]
-        n = sliver_cross(ux, uy, uz, ux * ux + uy * uy + uz * uz,
-                         wx, wy, wz, wx * wx + wy * wy + wz * wz,
-                         r[0] - q[0], r[1] - q[1], r[2] - q[2])
+        n = mpr.plane_normal(*W)
         if n[0] * v[0] + n[1] * v[1] + n[2] * v[2] < 0.0:
             return -n[0], -n[1], -n[2]
         return n

@@ -371,7 +371,7 @@ def _portal_dir(portal):
     than the box beside it) and one far off: from the far vertex the cross product cancelled to
     noise, a plane through the portal that the support points along it confirmed, and pass 2
     took the nearest point of the portal, inside C, for a boundary point (5e-7 short of it)."""
-    nx, ny, nz = _plane_normal(*portal)
+    nx, ny, nz = plane_normal(*portal)
     nn = nx * nx + ny * ny + nz * nz
     if nn == 0.0:
         return None
@@ -379,9 +379,10 @@ def _portal_dir(portal):
     return nx * s, ny * s, nz * s
 
 
-def _plane_normal(q1, q2, q3):
+def plane_normal(q1, q2, q3):
     """(q2 − q1) × (q3 − q1), not normalised; from the triangle's two shorter edges where it is
-    a sliver (``geometry.sliver_cross``): ``_portal_dir``'s and ``ray_crossing``'s plane."""
+    a sliver (``geometry.sliver_cross``): ``_portal_dir``'s and ``ray_crossing``'s plane, and
+    that of a stalled GJK triangle (``gjk._simplex_normal``)."""
     ux, uy, uz = q2[0] - q1[0], q2[1] - q1[1], q2[2] - q1[2]
     vx, vy, vz = q3[0] - q1[0], q3[1] - q1[1], q3[2] - q1[2]
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
@@ -664,7 +665,7 @@ def ray_crossing(portal, r):
     (w1, _, _), (w2, _, _), (w3, _, _) = portal
     # (On a sliver from its two shorter edges: a portal 0.7 long with two vertices 1e-8 apart
     # tilted by 1.5e-8 from its far vertex, and its crossing came 1.1e-9 beyond C's boundary.)
-    nx, ny, nz = _plane_normal(w1, w2, w3)
+    nx, ny, nz = plane_normal(w1, w2, w3)
     rn = nx * r[0] + ny * r[1] + nz * r[2]
     if rn <= 0.0:
         return None
